@@ -1,0 +1,31 @@
+"""The binlog v4 common event header. No I/O: bytes in, values out.
+
+Layout (little-endian), 19 bytes (MariaDB KB "Binlog Event Header"):
+
+    timestamp u32 | type_code u8 | server_id u32 | event_size u32 | log_pos u32 | flags u16
+
+``log_pos`` is the position just after this event in the primary's binlog (in a
+relay log: in the primary's log, not the relay log; 0 for artificial events and,
+on MariaDB 11.4+, inside transactions).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Final, NamedTuple
+
+__all__ = ["HEADER", "EventHeader", "unpack_header"]
+
+HEADER: Final = struct.Struct("<IBIIIH")
+unpack_header: Final = HEADER.unpack_from
+
+
+class EventHeader(NamedTuple):
+    """The common header every binlog event starts with."""
+
+    timestamp: int
+    type_code: int
+    server_id: int
+    event_size: int
+    log_pos: int
+    flags: int

@@ -1,0 +1,210 @@
+"""The exception tree. Every exception replica_client raises on purpose derives
+from :class:`ReplicaError`.
+
+Malformed bytes raise :class:`ProtocolError` subclasses only (the sans-I/O core
+raises nothing else for bad input); server ERR packets become
+:class:`ServerError` subclasses keyed by errno; transport failures become
+:class:`ConnectionLostError` / :class:`ReplicaTimeoutError` at the driver edge;
+API misuse is a :class:`StateError`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "BinlogPositionError",
+    "ChecksumMismatchError",
+    "ConfigError",
+    "ConnectionLostError",
+    "DecryptionError",
+    "LimitExceededError",
+    "MalformedEventError",
+    "PacketSequenceError",
+    "PacketTooLargeError",
+    "ProtocolError",
+    "ReplicaError",
+    "ReplicaTimeoutError",
+    "ServerError",
+    "StateError",
+    "TruncatedBinlogError",
+    "UnknownEventError",
+    "UnsupportedError",
+    "server_error",
+]
+
+
+class ReplicaError(Exception):
+    """Base class for all errors raised by replica_client."""
+
+
+# -- raised by the sans-I/O core: the bytes we were given are wrong ------------------
+
+
+class ProtocolError(ReplicaError):
+    """Input does not follow the MySQL/MariaDB wire or binlog format."""
+
+
+class PacketSequenceError(ProtocolError):
+    """A packet arrived with an unexpected sequence id."""
+
+    def __init__(self, *, expected: int, received: int) -> None:
+        super().__init__(f"packet sequence id {received}, expected {expected}")
+        self.expected = expected
+        self.received = received
+
+
+class PacketTooLargeError(ProtocolError):
+    """A reassembled packet payload is larger than the configured limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"payload of {size} bytes exceeds the limit of {limit} bytes "
+            "(raise max_packet_size / max_event_size if this is expected)"
+        )
+        self.size = size
+        self.limit = limit
+
+
+class MalformedEventError(ProtocolError):
+    """A binlog event could not be decoded; carries enough context to find it.
+
+    Attributes:
+        event_type: the event's type code, when the header could be read.
+        position: where the event starts (file offset, or the primary's
+            position for network events), when known.
+        offset: the byte offset inside the event where decoding failed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        event_type: int | None = None,
+        position: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.reason = message
+        self.event_type = event_type
+        self.position = position
+        self.offset = offset
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.event_type is not None:
+            where.append(f"event type {self.event_type}")
+        if self.position is not None:
+            where.append(f"at position {self.position}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset} in event")
+        return f"{self.reason} ({', '.join(where)})" if where else self.reason
+
+    def with_context(
+        self, *, event_type: int | None = None, position: int | None = None
+    ) -> MalformedEventError:
+        """Fill in context that the raising code did not know; returns self."""
+        if self.event_type is None:
+            self.event_type = event_type
+        if self.position is None:
+            self.position = position
+        self.args = (self._format(),)
+        return self
+
+
+class ChecksumMismatchError(MalformedEventError):
+    """The CRC32 trailer does not match the event bytes."""
+
+
+class TruncatedBinlogError(MalformedEventError):
+    """The input ends in the middle of an event (or is too short to be a binlog)."""
+
+
+class UnknownEventError(MalformedEventError):
+    """An event type this decoder does not know, without LOG_EVENT_IGNORABLE_F."""
+
+
+class DecryptionError(ProtocolError):
+    """An encrypted binlog cannot be decrypted: missing/wrong key or bad key file."""
+
+
+class LimitExceededError(ProtocolError):
+    """A configured limit (event size, table-map cache, buffer) was exceeded."""
+
+
+# -- valid input this version does not handle ----------------------------------------
+
+
+class UnsupportedError(ReplicaError):
+    """Well-formed input or a server feature this version cannot handle."""
+
+
+class ConfigError(ReplicaError, ValueError):
+    """An option has an invalid value (caught before anything is sent)."""
+
+
+# -- the server answered with an ERR packet ------------------------------------------
+
+
+class ServerError(ReplicaError):
+    """The primary answered with an ERR packet."""
+
+    def __init__(self, errno: int, sqlstate: str, message: str, hint: str = "") -> None:
+        text = f"({errno}, {sqlstate!r}) {message}"
+        if hint:
+            text = f"{text}. {hint}"
+        super().__init__(text)
+        self.errno = errno
+        self.sqlstate = sqlstate
+        self.message = message
+        self.hint = hint
+
+
+class AuthenticationError(ServerError):
+    """Access denied (errno 1045 and friends)."""
+
+
+class BinlogPositionError(ServerError):
+    """The primary cannot serve the requested file, position or GTID (errno 1236)."""
+
+
+_HINTS: dict[int, str] = {
+    1236: (
+        "The requested binlog position is not available on the primary (purged, "
+        "unknown file, or a GTID the primary does not have). Start from "
+        "start='earliest' or from a position listed by SHOW BINARY LOGS / "
+        "@@gtid_binlog_state, and re-snapshot if changes were lost"
+    ),
+    1045: "Check the user name and password, and that the user may connect from this host",
+}
+
+_BY_ERRNO: dict[int, type[ServerError]] = {
+    1045: AuthenticationError,
+    1044: AuthenticationError,
+    1251: AuthenticationError,
+    1698: AuthenticationError,
+    1236: BinlogPositionError,
+}
+
+
+def server_error(errno: int, sqlstate: str, message: str) -> ServerError:
+    """Map an ERR packet to the most specific :class:`ServerError` subclass."""
+    cls = _BY_ERRNO.get(errno, ServerError)
+    return cls(errno, sqlstate, message, _HINTS.get(errno, ""))
+
+
+# -- raised only by drivers (aio/, files.py) -----------------------------------------
+
+
+class ConnectionLostError(ReplicaError, ConnectionError):
+    """The connection closed or failed while more data was expected."""
+
+
+class ReplicaTimeoutError(ReplicaError, TimeoutError):
+    """No data (not even a heartbeat) arrived within the configured time."""
+
+
+# -- the caller used the API in the wrong state --------------------------------------
+
+
+class StateError(ReplicaError, RuntimeError):
+    """Method not allowed in the current state (e.g. ack() before streaming)."""
