@@ -41,7 +41,9 @@ class TableFilter:
         object.__setattr__(self, "_exclude_re", _compile(self.exclude))
 
     @classmethod
-    def parse(cls, include: str | Iterable[str] = (), exclude: str | Iterable[str] = ()) -> TableFilter:
+    def parse(
+        cls, include: str | Iterable[str] = (), exclude: str | Iterable[str] = ()
+    ) -> TableFilter:
         return cls(_split(include), _split(exclude))
 
     def __call__(self, schema: str, table: str) -> bool:

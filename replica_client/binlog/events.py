@@ -290,7 +290,7 @@ class UserVarEvent(Event):
     """
 
     name: str
-    value: None | int | float | Decimal | str | bytes
+    value: int | float | Decimal | str | bytes | None
     #: Item_result: 0 STRING, 1 REAL, 2 INT, 3 ROW, 4 DECIMAL (None when NULL).
     value_type: int | None = None
     charset: int | None = None
@@ -472,7 +472,7 @@ class RowsEvent(Event):
 
     table_id: int
     rows_flags: int
-    table: TableMapEvent
+    table: TableMapEvent = field(repr=False)
     #: Columns-present bitmap of the (before) image, bit i = column i.
     columns_present: int
     #: v2 extra data (raw), empty for v1.

@@ -1,0 +1,148 @@
+"""Row-image decoding, compiled once per table definition. No I/O.
+
+Rows event layout (MariaDB KB "ROWS_EVENT_V1/V2"; ``Rows_log_event``):
+
+    post-header: table_id u48 (u32 if the post-header is 6 bytes) | flags u16
+                 [v2: extra_len u16 (counts itself) | extra data]
+    body:        width packed | columns_present ((width + 7) / 8 bytes)
+                 [UPDATE: columns_present_after]
+                 rows: image [after-image]; each image is
+                       null bitmap over the *present* columns | values of the
+                       present, non-NULL columns (see columns.py)
+
+A column absent from an image (``binlog_row_image=MINIMAL``/``NOBLOB``) is
+:data:`MISSING`; SQL NULL is ``None``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from ..errors import MalformedEventError
+from .columns import ColumnReader, reader_for
+from .events import MISSING, Row, TableMapEvent
+
+__all__ = ["RowDecoder", "RowDecoderCache", "check_width"]
+
+
+class RowDecoder:
+    """Decodes row images of one table definition; built once, used for every row."""
+
+    __slots__ = ("_all", "_null_len", "ncols", "readers", "table")
+
+    def __init__(self, table: TableMapEvent) -> None:
+        self.table = table
+        self.readers: tuple[ColumnReader, ...] = tuple(reader_for(c) for c in table.columns)
+        self.ncols = len(self.readers)
+        self._all = (1 << self.ncols) - 1
+        self._null_len = (self.ncols + 7) >> 3
+
+    def decode_image(self, view: memoryview, pos: int, present: int) -> tuple[Row, int]:
+        """Decode one row image at ``pos``; return (values, next position)."""
+        if present == self._all:
+            null_len = self._null_len
+            nulls = int.from_bytes(view[pos : pos + null_len], "little")
+            pos += null_len
+            values: list[Any] = []
+            append = values.append
+            if not nulls:
+                for read in self.readers:
+                    value, pos = read(view, pos)
+                    append(value)
+                return tuple(values), pos
+            for read in self.readers:
+                if nulls & 1:
+                    append(None)
+                else:
+                    value, pos = read(view, pos)
+                    append(value)
+                nulls >>= 1
+            return tuple(values), pos
+        return self._decode_partial(view, pos, present)
+
+    def _decode_partial(self, view: memoryview, pos: int, present: int) -> tuple[Row, int]:
+        null_len = (present.bit_count() + 7) >> 3
+        nulls = int.from_bytes(view[pos : pos + null_len], "little")
+        pos += null_len
+        values: list[Any] = []
+        append = values.append
+        for read in self.readers:
+            if not present & 1:
+                append(MISSING)
+            elif nulls & 1:
+                append(None)
+                nulls >>= 1
+            else:
+                value, pos = read(view, pos)
+                append(value)
+                nulls >>= 1
+            present >>= 1
+        return tuple(values), pos
+
+    def decode_rows(self, view: memoryview, pos: int, end: int, present: int) -> tuple[Row, ...]:
+        """All row images of a WRITE or DELETE event body."""
+        rows: list[Row] = []
+        decode = self.decode_image
+        while pos < end:
+            row, pos = decode(view, pos, present)
+            rows.append(row)
+        if pos != end:
+            raise MalformedEventError(
+                f"row images overrun the event by {pos - end} bytes", offset=end
+            )
+        return tuple(rows)
+
+    def decode_update_rows(
+        self, view: memoryview, pos: int, end: int, present: int, present_after: int
+    ) -> tuple[tuple[Row, Row], ...]:
+        """All (before, after) pairs of an UPDATE event body."""
+        rows: list[tuple[Row, Row]] = []
+        decode = self.decode_image
+        while pos < end:
+            before, pos = decode(view, pos, present)
+            after, pos = decode(view, pos, present_after)
+            rows.append((before, after))
+        if pos != end:
+            raise MalformedEventError(
+                f"row images overrun the event by {pos - end} bytes", offset=end
+            )
+        return tuple(rows)
+
+
+class RowDecoderCache:
+    """TABLE_MAPs repeat in every transaction: compile each distinct definition once.
+
+    Keyed by the TABLE_MAP body without its table id (schema, table, types,
+    metadata, null bitmap, optional metadata), least recently used first out.
+    """
+
+    __slots__ = ("_by_definition", "_max_size")
+
+    def __init__(self, max_size: int = 4096) -> None:
+        self._by_definition: OrderedDict[bytes, RowDecoder] = OrderedDict()
+        self._max_size = max_size
+
+    def get(self, definition: bytes, table: TableMapEvent) -> RowDecoder:
+        cache = self._by_definition
+        decoder = cache.get(definition)
+        if decoder is None:
+            decoder = RowDecoder(table)
+            cache[definition] = decoder
+            if len(cache) > self._max_size:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(definition)
+        return decoder
+
+    def __len__(self) -> int:
+        return len(self._by_definition)
+
+
+def check_width(width: int, table: TableMapEvent) -> None:
+    """A rows event must describe the same number of columns as its TABLE_MAP."""
+    if width != len(table.columns):
+        raise MalformedEventError(
+            f"rows event has {width} columns but the TABLE_MAP for "
+            f"{table.schema}.{table.table} has {len(table.columns)}"
+        )
