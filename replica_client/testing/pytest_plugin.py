@@ -1,0 +1,151 @@
+"""pytest plugin (``pytest11`` entry point ``replica_client``): real MariaDB primaries.
+
+Fixtures, both session-scoped:
+
+- ``mariadb_primary``: the default :class:`ServerVariant` (binlog on, ROW, FULL
+  row image and metadata, CRC32, semi-sync primary enabled).
+- ``mariadb_primary_factory``: ``factory(variant) -> MariaDBServer``, one server
+  per distinct variant for the whole session; ``factory(ServerVariant())`` is
+  the ``mariadb_primary`` object.
+
+Where the server comes from, in order:
+
+1. env ``REPLICA_CLIENT_TEST_DSN=mariadb://user:pass@host:port``: that existing
+   primary serves the default variant (an :class:`ExternalServer`: no restart,
+   and ``binlog_files()`` only where its binlog directory is readable here);
+2. ``mariadbd`` on PATH or in the sbin directories: a private server;
+3. a Docker engine plus ``testcontainers``: a container;
+4. otherwise the test FAILS with a message saying what to install. It never
+   skips: a suite that cannot reach a server must not pass.
+
+Every server is stopped when the session ends (and at interpreter exit).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from .server import (
+    ContainerServer,
+    ExternalServer,
+    MariaDBServer,
+    ServerStartError,
+    ServerStateError,
+    ServerVariant,
+    find_mariadbd,
+)
+
+__all__ = [
+    "DSN_ENV",
+    "PrimaryFactory",
+    "mariadb_primary",
+    "mariadb_primary_factory",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_report_header",
+]
+
+DSN_ENV = "REPLICA_CLIENT_TEST_DSN"
+_FIXTURES = frozenset({"mariadb_primary", "mariadb_primary_factory"})
+_NO_SERVER = (
+    "no MariaDB server for the integration tests: set {env}=mariadb://user:pass@host:port, "
+    "install MariaDB (Debian/Ubuntu: apt-get install mariadb-server; mariadbd is looked up "
+    "on PATH and in /usr/sbin), or provide Docker with the testcontainers package"
+)
+
+
+class PrimaryFactory:
+    """Starts and caches one server per :class:`ServerVariant` for a test session."""
+
+    def __init__(self, external_dsn: str | None = None) -> None:
+        self.external_dsn = external_dsn
+        self._servers: dict[ServerVariant, MariaDBServer] = {}
+        self._failures: dict[ServerVariant, str] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, variant: ServerVariant | None = None) -> MariaDBServer:
+        """The running server for ``variant``; fails the calling test if none can start."""
+        variant = variant if variant is not None else ServerVariant()
+        with self._lock:
+            if variant in self._failures:
+                pytest.fail(self._failures[variant], pytrace=False)
+            server = self._servers.get(variant)
+            try:
+                if server is None:
+                    server = self._new_server(variant)
+                    self._servers[variant] = server
+                # A test may have stopped or killed it; bring it back for the next one.
+                server.start()
+            except (ServerStartError, ServerStateError) as exc:
+                message = f"MariaDB primary ({variant.label}) is not available: {exc}"
+                self._failures[variant] = message
+                pytest.fail(message, pytrace=False)
+            return server
+
+    def _new_server(self, variant: ServerVariant) -> MariaDBServer:
+        if self.external_dsn and variant == ServerVariant():
+            return ExternalServer(self.external_dsn)
+        if find_mariadbd() is not None:
+            return MariaDBServer(variant)
+        if ContainerServer.docker_available():
+            return ContainerServer(variant)
+        raise ServerStartError(_NO_SERVER.format(env=DSN_ENV))
+
+    @property
+    def servers(self) -> dict[ServerVariant, MariaDBServer]:
+        """The servers started so far, by variant."""
+        return dict(self._servers)
+
+    def close(self) -> None:
+        """Stop every server and remove its temporary files."""
+        with self._lock:
+            servers, self._servers = list(self._servers.values()), {}
+        errors: list[BaseException] = []
+        for server in servers:
+            try:
+                server.close()
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+
+@pytest.fixture(scope="session")
+def mariadb_primary_factory() -> Iterator[PrimaryFactory]:
+    """``factory(variant) -> MariaDBServer``: one running server per variant, per session."""
+    factory = PrimaryFactory(os.environ.get(DSN_ENV) or None)
+    try:
+        yield factory
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="session")
+def mariadb_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
+    """The default-variant primary (private, external by DSN, or in a container)."""
+    return mariadb_primary_factory(ServerVariant())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "integration: needs a real MariaDB primary")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a primary as ``integration``."""
+    for item in items:
+        if _FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
+def pytest_report_header() -> str:
+    dsn = os.environ.get(DSN_ENV)
+    if dsn:
+        return f"mariadb primary: external ({DSN_ENV} is set)"
+    binary = find_mariadbd()
+    if binary:
+        return f"mariadb primary: private server from {binary}"
+    return "mariadb primary: testcontainers if Docker is available, else integration tests fail"
