@@ -345,3 +345,61 @@ def test_external_server_wraps_a_dsn(mariadb_primary: MariaDBServer) -> None:
         _ = external.datadir
     external.close()
     assert mariadb_primary.sql("SELECT 1") == [(1,)]
+
+
+_PLUGIN_CONFTEST = '''
+from replica_client.testing import pytest_plugin
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.is_registered(pytest_plugin):
+        config.pluginmanager.register(pytest_plugin, "replica_client")
+'''
+
+
+def run_pytest(directory: Path, test_source: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run pytest on one test file in a child process with the plugin loaded."""
+    (directory / "conftest.py").write_text(_PLUGIN_CONFTEST)
+    (directory / "test_child.py").write_text(test_source)
+    repo = str(Path(__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        cwd=directory,
+        env={**os.environ, **env, "PYTHONPATH": repo},
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_plugin_uses_the_dsn_from_the_environment(
+    mariadb_primary: MariaDBServer, tmp_path: Path
+) -> None:
+    code, output = run_pytest(
+        tmp_path,
+        "from replica_client.testing.server import ExternalServer\n"
+        "def test_it(mariadb_primary):\n"
+        "    assert isinstance(mariadb_primary, ExternalServer)\n"
+        f"    assert mariadb_primary.port == {mariadb_primary.port}\n"
+        "    assert mariadb_primary.sql('SELECT @@server_id') == [(1,)]\n",
+        {"REPLICA_CLIENT_TEST_DSN": mariadb_primary.dsn},
+    )
+    assert code == 0, output
+    assert "1 passed" in output
+
+
+def test_plugin_fails_and_never_skips_without_a_server(tmp_path: Path) -> None:
+    code, output = run_pytest(
+        tmp_path,
+        "def test_it(mariadb_primary):\n    pass\n",
+        {
+            "REPLICA_CLIENT_TEST_DSN": "",
+            "REPLICA_CLIENT_MARIADBD": str(tmp_path / "no-such-mariadbd"),
+            "DOCKER_HOST": "unix://" + str(tmp_path / "no-docker.sock"),
+        },
+    )
+    assert code != 0, output
+    assert "no MariaDB server for the integration tests" in output
+    assert "skipped" not in output

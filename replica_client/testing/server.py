@@ -430,7 +430,17 @@ def _stop_everything() -> None:
     _remove_templates()
 
 
+def _forget_inherited() -> None:
+    # A forked child (multiprocessing, a test that forks) owns none of its parent's
+    # servers or templates: it must not stop or delete them when it exits.
+    global _LIVE_LOCK, _TEMPLATE_LOCK
+    _LIVE_LOCK, _TEMPLATE_LOCK = threading.Lock(), threading.Lock()
+    _LIVE.clear()
+    _TEMPLATES.clear()
+
+
 atexit.register(_stop_everything)
+os.register_at_fork(after_in_child=_forget_inherited)
 
 
 class MariaDBServer:
