@@ -1,0 +1,139 @@
+"""MySQL packet framing. No I/O: feed bytes, take whole payloads; frame payloads to send.
+
+Layout of one chunk (MariaDB KB "0 - Packet"):
+
+    payload_length u24 LE | sequence_id u8 | payload[payload_length]
+
+A payload of 2**24-1 bytes or more is sent as several chunks; every chunk of
+exactly ``MAX_CHUNK`` bytes is followed by another one (possibly empty), so a
+payload of exactly ``MAX_CHUNK`` bytes ends with an empty chunk. Sequence ids
+increase by one per chunk, modulo 256, within one command exchange; a new
+command starts again at 0.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Final
+
+from ..errors import PacketSequenceError, PacketTooLargeError
+
+__all__ = ["DEFAULT_MAX_PACKET_SIZE", "MAX_CHUNK", "PacketFramer", "frame_payload"]
+
+#: A chunk this long means "another chunk follows".
+MAX_CHUNK: Final = 0xFF_FF_FF
+#: Largest reassembled payload accepted by default: 1 GiB + room for headers.
+DEFAULT_MAX_PACKET_SIZE: Final = (1 << 30) + 64
+
+_HDR: Final = struct.Struct("<HBB")  # payload length (low 16 bits, high 8 bits), sequence id
+_unpack_hdr: Final = _HDR.unpack_from
+_pack_hdr: Final = _HDR.pack
+# Compact the receive buffer only once the consumed prefix is this large and at
+# least half of the buffer: ``del buf[:n]`` moves the tail, so doing it per
+# packet would make a burst of small packets quadratic.
+_COMPACT_MIN: Final = 1 << 16
+
+
+def frame_payload(payload: bytes, seq: int) -> tuple[bytes, int]:
+    """Frame ``payload`` as chunks starting at sequence id ``seq``.
+
+    Returns the bytes to send and the sequence id after the last chunk.
+    """
+    size = len(payload)
+    if size < MAX_CHUNK:
+        return _pack_hdr(size & 0xFFFF, size >> 16, seq) + payload, (seq + 1) & 0xFF
+    parts: list[bytes] = []
+    view = memoryview(payload)
+    pos = 0
+    while True:
+        n = min(MAX_CHUNK, size - pos)
+        parts.append(_pack_hdr(n & 0xFFFF, n >> 16, seq))
+        parts.append(view[pos : pos + n].tobytes())
+        seq = (seq + 1) & 0xFF
+        pos += n
+        if n < MAX_CHUNK:
+            break
+    view.release()
+    return b"".join(parts), seq
+
+
+class PacketFramer:
+    """Turns a byte stream into logical packet payloads, and frames outgoing ones.
+
+    One sequence counter is shared by both directions, as in the protocol: a
+    command resets it to 0, the server's reply continues from there, and a
+    client reply inside the same exchange (auth data) takes the next id.
+    """
+
+    __slots__ = ("_buf", "_max_payload", "_parts", "_parts_len", "_pos", "_seq")
+
+    def __init__(self, *, max_payload: int = DEFAULT_MAX_PACKET_SIZE) -> None:
+        self._buf = bytearray()
+        self._pos = 0  # start of the unconsumed bytes in _buf
+        self._parts: list[bytes] = []  # chunks of a payload still being reassembled
+        self._parts_len = 0
+        self._seq = 0  # the sequence id the next chunk (either direction) must carry
+        self._max_payload = max_payload
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as payloads."""
+        return len(self._buf) - self._pos + self._parts_len
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Append bytes read from the transport."""
+        self._buf += data
+
+    def command(self, payload: bytes) -> bytes:
+        """Frame ``payload`` as a new command (sequence id 0)."""
+        out, self._seq = frame_payload(payload, 0)
+        return out
+
+    def reply(self, payload: bytes) -> bytes:
+        """Frame ``payload`` as the client's next packet in the current exchange."""
+        out, self._seq = frame_payload(payload, self._seq)
+        return out
+
+    def next_packet(self) -> bytes | None:
+        """Return the next complete payload, or None when more bytes are needed.
+
+        Raises:
+            PacketSequenceError: a chunk carries an unexpected sequence id.
+            PacketTooLargeError: the payload would exceed ``max_payload``.
+        """
+        buf = self._buf
+        try:
+            while len(buf) - self._pos >= 4:
+                pos = self._pos
+                low, high, seq = _unpack_hdr(buf, pos)
+                length = low | (high << 16)
+                if self._parts_len + length > self._max_payload:
+                    raise PacketTooLargeError(self._parts_len + length, self._max_payload)
+                end = pos + 4 + length
+                if len(buf) < end:
+                    return None  # chunk body not complete yet
+                if seq != self._seq:
+                    raise PacketSequenceError(expected=self._seq, received=seq)
+                self._seq = (seq + 1) & 0xFF
+                with memoryview(buf) as view:  # released before buf can be resized
+                    chunk = view[pos + 4 : end].tobytes()  # the one copy of this chunk
+                self._pos = end
+                if length < MAX_CHUNK and not self._parts:
+                    return chunk  # common case: a single chunk
+                self._parts_len += length
+                self._parts.append(chunk)
+                if length == MAX_CHUNK:
+                    continue  # more chunks follow
+                payload = b"".join(self._parts)
+                self._parts.clear()
+                self._parts_len = 0
+                return payload
+            return None
+        finally:
+            self._compact()
+
+    def _compact(self) -> None:
+        pos = self._pos
+        if pos and (pos == len(self._buf) or (pos >= _COMPACT_MIN and pos * 2 >= len(self._buf))):
+            del self._buf[:pos]
+            self._pos = 0

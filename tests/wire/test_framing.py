@@ -1,0 +1,134 @@
+"""Packet framing: split/reassemble round trips around 0xFFFFFF, sequence ids, limits.
+
+Every receive path is fed whole, byte by byte and at random split points.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replica_client.errors import PacketSequenceError, PacketTooLargeError
+from replica_client.wire.framing import MAX_CHUNK, PacketFramer, frame_payload
+
+__all__: list[str] = []
+
+
+def _encode(payloads: list[bytes], seq: int = 0) -> bytes:
+    out = []
+    for p in payloads:
+        framed, seq = frame_payload(p, seq)
+        out.append(framed)
+    return b"".join(out)
+
+
+def _feed(framer: PacketFramer, data: bytes, cuts: list[int]) -> list[bytes]:
+    got: list[bytes] = []
+    prev = 0
+    for cut in [*sorted(cuts), len(data)]:
+        framer.receive_data(data[prev:cut])
+        prev = cut
+        while (p := framer.next_packet()) is not None:
+            got.append(p)
+    return got
+
+
+def test_small_packet_layout() -> None:
+    framed, nxt = frame_payload(b"abc", 7)
+    assert framed == b"\x03\x00\x00\x07abc"
+    assert nxt == 8
+
+
+def test_exact_max_chunk_ends_with_empty_chunk() -> None:
+    framed, nxt = frame_payload(b"x" * MAX_CHUNK, 0)
+    assert len(framed) == MAX_CHUNK + 8
+    assert framed[-4:] == b"\x00\x00\x00\x01"
+    assert nxt == 2
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1, MAX_CHUNK - 1, MAX_CHUNK, MAX_CHUNK + 1, 2 * MAX_CHUNK, 40 * 1024 * 1024]
+)
+def test_large_round_trip(size: int) -> None:
+    payload = bytes(random.Random(size).getrandbits(8) for _ in range(64)) * (size // 64) + (
+        b"z" * (size % 64)
+    )
+    data = _encode([payload, b"after"])
+    framer = PacketFramer()
+    rng = random.Random(size)
+    cuts = [rng.randrange(len(data)) for _ in range(20)]
+    got = _feed(framer, data, cuts)
+    assert got == [payload, b"after"]
+    assert framer.buffered == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=600), min_size=1, max_size=8),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_random_split_points(sizes: list[int], seed: int) -> None:
+    rng = random.Random(seed)
+    payloads = [rng.randbytes(n) for n in sizes]
+    data = _encode(payloads)
+    cuts = [rng.randrange(len(data) + 1) for _ in range(rng.randrange(10))]
+    assert _feed(PacketFramer(), data, cuts) == payloads
+
+
+def test_byte_by_byte() -> None:
+    payloads = [b"", b"a", b"hello" * 100]
+    data = _encode(payloads)
+    assert _feed(PacketFramer(), data, list(range(len(data)))) == payloads
+
+
+@settings(max_examples=30, deadline=None)
+@given(delta=st.integers(min_value=-3, max_value=3), extra=st.integers(min_value=0, max_value=2))
+def test_round_trip_around_max_chunk(delta: int, extra: int) -> None:
+    size = extra * MAX_CHUNK + MAX_CHUNK + delta
+    payload = b"\xab" * size
+    data = _encode([payload, b"x"])
+    rng = random.Random(size)
+    got = _feed(PacketFramer(), data, [rng.randrange(len(data)) for _ in range(5)])
+    assert len(got) == 2
+    assert got[0] == payload
+    assert got[1] == b"x"
+
+
+def test_sequence_wraps_modulo_256() -> None:
+    payloads = [bytes([i % 256]) for i in range(300)]
+    assert _feed(PacketFramer(), _encode(payloads), []) == payloads
+
+
+def test_wrong_sequence_raises() -> None:
+    framer = PacketFramer()
+    framer.receive_data(frame_payload(b"x", 1)[0])
+    with pytest.raises(PacketSequenceError) as info:
+        framer.next_packet()
+    assert info.value.expected == 0
+    assert info.value.received == 1
+
+
+def test_too_large_refused_before_body_arrives() -> None:
+    framer = PacketFramer(max_payload=100)
+    framer.receive_data(b"\x65\x00\x00\x00")  # announces 101 bytes
+    with pytest.raises(PacketTooLargeError):
+        framer.next_packet()
+
+
+def test_too_large_multi_chunk() -> None:
+    framer = PacketFramer(max_payload=MAX_CHUNK + 10)
+    data = _encode([b"y" * (MAX_CHUNK + 11)])
+    framer.receive_data(data)
+    with pytest.raises(PacketTooLargeError):
+        framer.next_packet()
+
+
+def test_command_and_reply_share_the_sequence() -> None:
+    framer = PacketFramer()
+    assert framer.command(b"q")[3] == 0
+    framer.receive_data(frame_payload(b"r", 1)[0])
+    assert framer.next_packet() == b"r"
+    assert framer.reply(b"s")[3] == 2
