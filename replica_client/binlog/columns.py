@@ -332,6 +332,17 @@ def _set(pack_len: int, labels: tuple[str, ...] | None) -> ColumnReader:
     return read
 
 
+_BINARY_COLLATION: Final = 63
+
+
+def _zero_padded(length: int) -> Callable[[memoryview], bytes]:
+    def pad(raw: memoryview) -> bytes:
+        data = bytes(raw)
+        return data + b"\0" * (length - len(data)) if len(data) < length else data
+
+    return pad
+
+
 def _geometry(raw: memoryview) -> Geometry:
     if len(raw) < 4:
         raise MalformedEventError("GEOMETRY value shorter than its SRID")
@@ -392,6 +403,10 @@ def reader_for(col: ColumnInfo) -> ColumnReader:
             return _enum(length, col.enum_values)
         if real == T.SET:
             return _set(length, col.set_values)
+        if col.collation == _BINARY_COLLATION:
+            # BINARY(n): the server strips trailing 0x00 when it packs the
+            # value; SELECT gives the value padded back to n bytes.
+            return _length_prefixed(1 if length < 256 else 2, _zero_padded(length))
         return _length_prefixed(1 if length < 256 else 2, _text(col.collation))
     if t == T.ENUM:
         return _enum(meta & 0xFF, col.enum_values)
