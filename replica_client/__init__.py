@@ -7,26 +7,6 @@ reads binlog files (``open_binlog``), and turns row events into changes
 
 from __future__ import annotations
 
-from .errors import (
-    AuthenticationError,
-    BinlogPositionError,
-    ChecksumMismatchError,
-    ConfigError,
-    ConnectionLostError,
-    DecryptionError,
-    LimitExceededError,
-    MalformedEventError,
-    PacketSequenceError,
-    PacketTooLargeError,
-    ProtocolError,
-    ReplicaError,
-    ReplicaTimeoutError,
-    ServerError,
-    StateError,
-    TruncatedBinlogError,
-    UnknownEventError,
-    UnsupportedError,
-)
 from .binlog.constants import ColumnType, EventType
 from .binlog.events import (
     MISSING,
@@ -61,6 +41,26 @@ from .binlog.events import (
 )
 from .changes import Change, iter_changes
 from .config import DecoderOptions, TableFilter
+from .errors import (
+    AuthenticationError,
+    BinlogPositionError,
+    ChecksumMismatchError,
+    ConfigError,
+    ConnectionLostError,
+    DecryptionError,
+    LimitExceededError,
+    MalformedEventError,
+    PacketSequenceError,
+    PacketTooLargeError,
+    ProtocolError,
+    ReplicaError,
+    ReplicaTimeoutError,
+    ServerError,
+    StateError,
+    TruncatedBinlogError,
+    UnknownEventError,
+    UnsupportedError,
+)
 from .files import BinlogFileReader, open_binlog
 from .position import FilePos, Gtid, GtidTriple
 

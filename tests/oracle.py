@@ -167,8 +167,8 @@ def canonical_decoded(c: Column, value: Any, full_metadata: bool) -> Any:
         if k == "timestamp" and not isinstance(value, InvalidDatetime):
             assert value.tzinfo is not None, "TIMESTAMP must decode to an aware datetime"
         return _fmt_datetime(value, c.fsp)
-    if k in ("enum",):
-        return str(value) if full_metadata else str(value)
+    if k == "enum":
+        return str(value)
     if k == "set":
         if not full_metadata:
             return str(value)
@@ -276,11 +276,11 @@ def _random_row(rng: random.Random) -> dict[str, Any]:
         "e": maybe(rng.choice(["a", "b", "ç", "🙂"])),
         "el": maybe(rng.choice(["x", "Ñ"])),
         "s": maybe(",".join(sorted(rng.sample(["x", "y", "z", "w"], rng.randint(0, 4))))),
-        "j": maybe('{"k": %d, "arr": [1, 2.5, "x"], "n": null}' % rng.randrange(10**9)),
+        "j": maybe(f'{{"k": {rng.randrange(10**9)}, "arr": [1, 2.5, "x"], "n": null}}'),
         "g": maybe(
-            ("POINT(%d %d)" % (rng.randrange(100), rng.randrange(100)), rng.choice([0, 4326]))
+            (f"POINT({rng.randrange(100)} {rng.randrange(100)})", rng.choice([0, 4326]))
         ),
-        "pt": maybe(("POINT(%f %f)" % (rng.random(), rng.random()), 0)),
+        "pt": maybe((f"POINT({rng.random():f} {rng.random():f})", 0)),
     }
 
 

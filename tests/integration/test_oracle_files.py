@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import replica_client as rc
+from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import ServerVariant
 from tests import oracle
 
@@ -23,7 +24,7 @@ VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.label)
-def test_file_images_equal_select(mariadb_primary_factory, variant: ServerVariant) -> None:
+def test_file_images_equal_select(mariadb_primary_factory: PrimaryFactory, variant: ServerVariant) -> None:
     srv = mariadb_primary_factory(variant)
     full = variant.row_metadata == "FULL"
     conn = oracle.connect(srv.host, srv.port, srv.user, srv.password)
