@@ -312,7 +312,7 @@ def test_server_dies_with_its_owner(tmp_path: Path) -> None:
     script = (
         "import os, sys\n"
         "from replica_client.testing.server import MariaDBServer\n"
-        "s = MariaDBServer(base_dir=sys.argv[1])\n"
+        "s = MariaDBServer(base_dir=os.path.join(sys.argv[1], 'srv'))\n"
         "s.start()\n"
         "print(s.pid, flush=True)\n"
         "os._exit(0)\n"
@@ -323,7 +323,12 @@ def test_server_dies_with_its_owner(tmp_path: Path) -> None:
         text=True,
         check=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        # os._exit skips the exit hooks: keep the child's datadir template in tmp_path
+        env={
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+            "TMPDIR": str(tmp_path),
+        },
     )
     pid = int(result.stdout.split()[0])
     deadline = time.monotonic() + 60

@@ -288,7 +288,8 @@ def _template(mariadbd: str, innodb: tuple[str, ...]) -> Path:
                 f"mariadb-install-db not found (looked on PATH and beside {mariadbd}); "
                 "install the mariadb-server package or set REPLICA_CLIENT_MARIADB_INSTALL_DB"
             )
-        root = Path(tempfile.mkdtemp(prefix="replica-client-template-"))
+        _sweep_stale_dirs()
+        root = _owned_temp_dir(_TEMPLATE_PREFIX)
         password = secrets.token_urlsafe(18)
         (root / _PASSWORD_FILE).write_text(password)
         sql_file = root / "bootstrap.sql"
@@ -313,6 +314,46 @@ def _template(mariadbd: str, innodb: tuple[str, ...]) -> Path:
             raise
         _TEMPLATES[key] = root
         return root
+
+
+_TEMPLATE_PREFIX = "replica-client-template-"
+_SERVER_PREFIX = "replica-client-mariadb-"
+_OWNER_FILE = "owner.pid"
+_swept = False
+
+
+def _owned_temp_dir(prefix: str) -> Path:
+    """A new temporary directory that records the pid of the process owning it."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / _OWNER_FILE).write_text(str(os.getpid()))
+    return path
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_stale_dirs() -> None:
+    """Once per process: remove temp dirs left by harness processes that were killed."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    root = Path(tempfile.gettempdir())
+    for prefix in (_TEMPLATE_PREFIX, _SERVER_PREFIX):
+        for path in root.glob(prefix + "*"):
+            try:
+                pid = int((path / _OWNER_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+            if pid != os.getpid() and not _pid_alive(pid):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _remove_templates() -> None:
@@ -486,7 +527,7 @@ class MariaDBServer:
     def base_dir(self) -> Path:
         """Directory holding datadir, socket, key and certificate files."""
         if self._base_dir is None:
-            self._base_dir = Path(tempfile.mkdtemp(prefix="replica-client-mariadb-"))
+            self._base_dir = _owned_temp_dir(_SERVER_PREFIX)
             self._owns_base_dir = True
         return self._base_dir
 
