@@ -1,0 +1,258 @@
+"""The import rules of the layers, checked on the source with ``ast``.
+
+- ``wire/``, ``binlog/`` and ``session.py`` are sans-I/O: they import no event
+  loop, socket, TLS, thread, mmap, selector, subprocess or Spark module;
+- ``binlog/`` imports none of the layers above it (``wire``, ``session``,
+  ``aio``, ``files``, ``spark``, ``cli``, ``testing``);
+- among the library modules, only ``aio/`` imports asyncio and only ``spark/``
+  imports pyspark (``cli.py`` and the ``testing`` harness are entry points at
+  the edge and may drive an event loop).
+
+Every ``.py`` file is parsed, imports inside functions and ``TYPE_CHECKING``
+blocks included; ``importlib.import_module("x")`` / ``__import__("x")`` with a
+literal name count as imports too. The checker itself is tested on synthetic
+sources so that a violation is known to be caught.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "replica_client"
+PACKAGE = "replica_client"
+
+#: Modules the sans-I/O layers must never import (top-level names).
+IO_MODULES = frozenset(
+    {"asyncio", "socket", "ssl", "threading", "mmap", "selectors", "subprocess", "pyspark"}
+)
+#: Layers that ``binlog/`` sits below.
+ABOVE_BINLOG = tuple(
+    f"{PACKAGE}.{name}" for name in ("wire", "session", "aio", "files", "spark", "cli", "testing")
+)
+#: Library modules exempt from the "only aio/ imports asyncio" rule.
+EDGE_MODULES = (f"{PACKAGE}.cli", f"{PACKAGE}.__main__", f"{PACKAGE}.testing")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module name found in a source file."""
+
+    module: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Violation:
+    module: str
+    imported: str
+    line: int
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} imports {self.imported} ({self.rule})"
+
+
+def module_name(path: Path, root: Path = PACKAGE_DIR) -> str:
+    """``replica_client/binlog/decoder.py`` -> ``replica_client.binlog.decoder``."""
+    parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(module: str, is_package: bool, level: int, target: str | None) -> str:
+    if level == 0:
+        return target or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, target] if target else base)
+
+
+def imports_of(source: str, module: str, *, is_package: bool = False) -> Iterator[Import]:
+    """Every module ``source`` imports, relative imports resolved against ``module``.
+
+    ``from x import y`` yields both ``x`` and ``x.y`` (``y`` may be a submodule).
+    """
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_package, node.level, node.module)
+            yield Import(base, node.lineno)
+            for alias in node.names:
+                if alias.name != "*":
+                    yield Import(f"{base}.{alias.name}", node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
+            first = node.args[0]
+            if (
+                name in ("import_module", "__import__")
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+            ):
+                yield Import(first.value, node.lineno)
+
+
+def _under(name: str, prefixes: Iterable[str]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def check_source(source: str, module: str, *, is_package: bool = False) -> list[Violation]:
+    """The layering violations of one module's source."""
+    out: list[Violation] = []
+    sans_io = _under(module, (f"{PACKAGE}.wire", f"{PACKAGE}.binlog", f"{PACKAGE}.session"))
+    in_binlog = _under(module, (f"{PACKAGE}.binlog",))
+    edge = _under(module, EDGE_MODULES)
+    for imp in imports_of(source, module, is_package=is_package):
+        top = imp.module.split(".")[0]
+        if sans_io and top in IO_MODULES:
+            out.append(Violation(module, imp.module, imp.line, "sans-I/O layer imports I/O"))
+        if in_binlog and _under(imp.module, ABOVE_BINLOG):
+            out.append(Violation(module, imp.module, imp.line, "binlog/ imports a layer above"))
+        if top == "asyncio" and not edge and not _under(module, (f"{PACKAGE}.aio",)):
+            out.append(Violation(module, imp.module, imp.line, "asyncio outside aio/"))
+        if top == "pyspark" and not _under(module, (f"{PACKAGE}.spark",)):
+            out.append(Violation(module, imp.module, imp.line, "pyspark outside spark/"))
+    return out
+
+
+def package_files() -> list[Path]:
+    return sorted(PACKAGE_DIR.rglob("*.py"))
+
+
+def check_package() -> list[Violation]:
+    out: list[Violation] = []
+    for path in package_files():
+        out.extend(
+            check_source(
+                path.read_text(encoding="utf-8"),
+                module_name(path),
+                is_package=path.name == "__init__.py",
+            )
+        )
+    return out
+
+
+# -- the package ----------------------------------------------------------------------
+
+
+def test_package_follows_the_layering_rules() -> None:
+    violations = check_package()
+    assert violations == [], "\n".join(str(v) for v in violations)
+
+
+def test_every_layer_file_is_walked() -> None:
+    names = {module_name(p) for p in package_files()}
+    # The checker sees the sans-I/O layers it is meant to guard.
+    for required in (
+        f"{PACKAGE}.binlog.decoder",
+        f"{PACKAGE}.binlog.events",
+        f"{PACKAGE}.wire",
+        f"{PACKAGE}.files",
+    ):
+        assert required in names
+    binlog_files = [p for p in package_files() if p.parent.name == "binlog"]
+    assert len(binlog_files) >= 10
+
+
+def test_asyncio_importers_are_all_in_aio() -> None:
+    importers = set()
+    for path in package_files():
+        module = module_name(path)
+        found = imports_of(
+            path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py"
+        )
+        if any(i.module.split(".")[0] == "asyncio" for i in found):
+            importers.add(module)
+    library = {m for m in importers if not _under(m, EDGE_MODULES)}
+    # aio/ is where the event loop lives: the rule is not vacuous.
+    assert library, "no module of aio/ imports asyncio"
+    assert all(_under(m, (f"{PACKAGE}.aio",)) for m in library), sorted(library)
+
+
+# -- the checker catches what it should -----------------------------------------------
+
+BAD_SOURCES = [
+    ("replica_client.binlog.decoder", "import asyncio\n", "asyncio"),
+    ("replica_client.binlog.decoder", "import socket as s\n", "socket"),
+    ("replica_client.binlog.rows", "from ssl import SSLContext\n", "ssl"),
+    ("replica_client.wire.framing", "from threading import Lock\n", "threading"),
+    ("replica_client.wire.framing", "def f():\n    import mmap\n", "mmap"),
+    ("replica_client.session", "import selectors\n", "selectors"),
+    ("replica_client.session", "from subprocess import run\n", "subprocess"),
+    ("replica_client.binlog.columns", "import pyspark.sql\n", "pyspark.sql"),
+    (
+        "replica_client.binlog.decoder",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import asyncio\n",
+        "asyncio",
+    ),
+    (
+        "replica_client.binlog.decoder",
+        "import importlib\nimportlib.import_module('socket')\n",
+        "socket",
+    ),
+    ("replica_client.binlog.decoder", "from ..wire import packets\n", "replica_client.wire"),
+    ("replica_client.binlog.decoder", "from .. import session\n", "replica_client.session"),
+    ("replica_client.binlog.rows", "from replica_client.aio import stream\n", "replica_client.aio"),
+    ("replica_client.binlog.rows", "import replica_client.files\n", "replica_client.files"),
+    ("replica_client.binlog.rows", "from ..spark import source\n", "replica_client.spark"),
+    ("replica_client.binlog.rows", "from replica_client import cli\n", "replica_client.cli"),
+    (
+        "replica_client.binlog.rows",
+        "from ..testing.server import MariaDBServer\n",
+        "replica_client.testing",
+    ),
+    ("replica_client.files", "import asyncio\n", "asyncio"),
+    ("replica_client.changes", "from asyncio import Queue\n", "asyncio"),
+    ("replica_client.aio.stream", "import pyspark\n", "pyspark"),
+]
+
+
+@pytest.mark.parametrize(("module", "source", "culprit"), BAD_SOURCES)
+def test_checker_flags_forbidden_import(module: str, source: str, culprit: str) -> None:
+    violations = check_source(source, module)
+    assert violations, f"{source!r} in {module} was not flagged"
+    assert any(v.imported.startswith(culprit) for v in violations), violations
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("replica_client.binlog.decoder", "import struct, zlib\nfrom ..errors import X\n"),
+        ("replica_client.binlog.decoder", "from .codec import u8\nfrom . import rows\n"),
+        ("replica_client.aio.stream", "import asyncio\nimport ssl\nfrom ..session import S\n"),
+        ("replica_client.files", "import mmap\nfrom .binlog.decoder import EventDecoder\n"),
+        ("replica_client.testing.server", "import socket\nimport subprocess\nimport threading\n"),
+        ("replica_client.cli", "import asyncio\n"),
+        ("replica_client.spark.source", "import pyspark.sql\n"),
+        ("replica_client.wire.auth", "import hashlib\nfrom ..binlog import constants\n"),
+    ],
+)
+def test_checker_allows_legal_imports(module: str, source: str) -> None:
+    assert check_source(source, module) == []
+
+
+def test_relative_imports_resolve_against_the_package() -> None:
+    found = {i.module for i in imports_of("from ..wire import x\n", "replica_client.binlog.rows")}
+    assert found == {"replica_client.wire", "replica_client.wire.x"}
+    found = {
+        i.module
+        for i in imports_of("from .rows import y\n", "replica_client.binlog", is_package=True)
+    }
+    assert found == {"replica_client.binlog.rows", "replica_client.binlog.rows.y"}
+    assert module_name(PACKAGE_DIR / "binlog" / "__init__.py") == "replica_client.binlog"
