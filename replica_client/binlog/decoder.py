@@ -272,9 +272,12 @@ class EventDecoder:
                 raise MalformedEventError("FORMAT_DESCRIPTION_EVENT lacks its checksum fields")
             alg = view[size - 5]
             lengths = tuple(view[pos : size - 5])
-            if alg == BinlogChecksumAlg.CRC32 and self.options.verify_checksum:
+            # A checksum-aware server writes a valid CRC on its FDE even with
+            # binlog_checksum=NONE: verify it whatever the algorithm byte says,
+            # so that a corrupted algorithm byte cannot switch verification off.
+            if self.options.verify_checksum:
                 self._verify_fde(view, header)
-            elif alg not in (BinlogChecksumAlg.OFF, BinlogChecksumAlg.CRC32):
+            if alg not in (BinlogChecksumAlg.OFF, BinlogChecksumAlg.CRC32):
                 raise MalformedEventError(f"unknown checksum algorithm {alg}", offset=size - 5)
         else:
             alg = BinlogChecksumAlg.UNDEF
