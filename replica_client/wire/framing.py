@@ -65,7 +65,7 @@ class PacketFramer:
     client reply inside the same exchange (auth data) takes the next id.
     """
 
-    __slots__ = ("_buf", "_max_payload", "_parts", "_parts_len", "_pos", "_seq")
+    __slots__ = ("_alt_seq", "_buf", "_max_payload", "_parts", "_parts_len", "_pos", "_seq")
 
     def __init__(self, *, max_payload: int = DEFAULT_MAX_PACKET_SIZE) -> None:
         self._buf = bytearray()
@@ -73,6 +73,7 @@ class PacketFramer:
         self._parts: list[bytes] = []  # chunks of a payload still being reassembled
         self._parts_len = 0
         self._seq = 0  # the sequence id the next chunk (either direction) must carry
+        self._alt_seq = -1  # a second id accepted for the next chunk only (see allow_reset)
         self._max_payload = max_payload
 
     @property
@@ -94,6 +95,15 @@ class PacketFramer:
         out, self._seq = frame_payload(payload, self._seq)
         return out
 
+    def allow_reset(self, seq: int = 1) -> None:
+        """Accept ``seq`` as well as the expected id for the next chunk.
+
+        After a semi-sync event that asks for an ACK, the primary restarts its
+        numbering as if the replica's ACK (sequence 0) had been read, so the next
+        event packet carries id 1 (MariaDB ``Repl_semi_sync_master::flush_net``).
+        """
+        self._alt_seq = seq
+
     def next_packet(self) -> bytes | None:
         """Return the next complete payload, or None when more bytes are needed.
 
@@ -112,8 +122,9 @@ class PacketFramer:
                 end = pos + 4 + length
                 if len(buf) < end:
                     return None  # chunk body not complete yet
-                if seq != self._seq:
+                if seq not in (self._seq, self._alt_seq):
                     raise PacketSequenceError(expected=self._seq, received=seq)
+                self._alt_seq = -1
                 self._seq = (seq + 1) & 0xFF
                 with memoryview(buf) as view:  # released before buf can be resized
                     chunk = view[pos + 4 : end].tobytes()  # the one copy of this chunk

@@ -191,6 +191,8 @@ class RegistrationSettings:
             raise ConfigError("heartbeat_period must be between 0 and 4294967 seconds")
         if self.semi_sync not in ("on", "off", "auto"):
             raise ConfigError(f"semi_sync must be 'on', 'off' or 'auto', not {self.semi_sync!r}")
+        if self.semi_sync == "on" and not self.blocking:
+            raise ConfigError("semi_sync='on' needs blocking=True (a non-blocking dump never ACKs)")
         start = self.start
         if start not in (None, "now") and not isinstance(start, FilePos | Gtid | MysqlGtidSet):
             raise ConfigError(f"invalid start position {self.start!r}")
@@ -343,7 +345,10 @@ def _register(ctx: _Context) -> bytes | None:
 
 
 def _semi_sync_check(ctx: _Context) -> bytes | None:
-    if ctx.settings.semi_sync == "off":
+    # A non-blocking dump is a one-off read, not a replica a commit should wait
+    # for; MariaDB also leaves semi-sync dump threads hanging when such a dump
+    # ends, so semi-sync is only negotiated for blocking dumps.
+    if ctx.settings.semi_sync == "off" or not ctx.settings.blocking:
         return None
     if ctx.flavor is Flavor.MYSQL:
         return build_query("SHOW VARIABLES LIKE 'rpl_semi_sync_%_enabled'")
@@ -527,6 +532,10 @@ class RegistrationMachine:
         dump thread's packet numbering carries on.
         """
         self._out.append(frame_payload(payload, 0)[0])
+
+    def expect_sequence_reset(self) -> None:
+        """The last event asked for a semi-sync ACK: the primary may restart at id 1."""
+        self._framer.allow_reset(1)
 
     def tls_established(self) -> None:
         """The driver finished the TLS handshake: send the real handshake response."""

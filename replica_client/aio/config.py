@@ -1,0 +1,231 @@
+"""``ReplicaConfig``: every option of a network replica, in one frozen object.
+
+Driver layer (may import ssl). Validated on construction, so a bad option
+fails before anything is sent. The password is hidden from ``repr``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ..binlog.events import Event
+from ..config import DecoderOptions, TableFilter
+from ..errors import ConfigError
+from ..position import FilePos, Gtid
+from ..wire.framing import DEFAULT_MAX_PACKET_SIZE
+from ..wire.gtidset import MysqlGtidSet
+from ..wire.registration import RegistrationSettings, SemiSyncMode
+
+__all__ = [
+    "AckMode",
+    "ReconnectPolicy",
+    "ReplicaConfig",
+    "SchemaProvider",
+    "Start",
+    "TlsMode",
+]
+
+#: ``async (schema, table) -> column names | None``: names for servers that do
+#: not write FULL row metadata. Called by the driver, never by the decoder.
+SchemaProvider = Callable[[str, str], Awaitable[Sequence[str] | None]]
+#: "earliest" (first binlog), "now" (the primary's current GTID state / end),
+#: a file position, a MariaDB GTID state, or a MySQL GTID set.
+Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
+#: "off"; "required" (encrypt, do not verify); "verify_ca" (check the chain
+#: against ``tls_ca``); "verify_identity" (chain and host name).
+TlsMode = Literal["off", "required", "verify_ca", "verify_identity"]
+#: "auto": ACK each flagged event when it is handed to the consumer;
+#: "manual": only when the consumer calls ``await stream.ack()``.
+AckMode = Literal["auto", "manual"]
+
+_PACKET_OVERHEAD = 64  # status byte + semi-sync header, with room to spare
+
+
+@dataclass(frozen=True, slots=True)
+class ReconnectPolicy:
+    """How the stream reconnects after losing the primary.
+
+    Attributes:
+        enabled: reconnect at all (off: connection loss raises ``ConnectionLostError``).
+        max_attempts: consecutive failed attempts before giving up (None: forever).
+        initial_delay / max_delay / multiplier: exponential backoff, in seconds.
+    """
+
+    enabled: bool = True
+    max_attempts: int | None = 20
+    initial_delay: float = 0.1
+    max_delay: float = 5.0
+    multiplier: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ConfigError("ReconnectPolicy.max_attempts must be at least 1 (or None)")
+        if self.initial_delay < 0 or self.max_delay < self.initial_delay or self.multiplier < 1:
+            raise ConfigError(
+                "ReconnectPolicy delays must satisfy 0 <= initial <= max and multiplier >= 1"
+            )
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before reconnect attempt ``attempt`` (0-based)."""
+        return float(min(self.max_delay, self.initial_delay * self.multiplier**attempt))
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaConfig:
+    """Options of :func:`replica_client.connect`.
+
+    Attributes:
+        host, port: the primary's address; or ``unix_socket``: a socket path.
+        user, password: the replication account (needs REPLICATION SLAVE).
+        server_id: this replica's id; must differ from the primary's and from
+            every other replica's (a duplicate id makes the primary drop the other).
+        report_host, report_port, report_user: what SHOW SLAVE HOSTS shows.
+        start: where to start; see :data:`Start`.
+        blocking: follow the binlog forever (True) or end at its current end
+            (False: COM_BINLOG_DUMP's BINLOG_DUMP_NON_BLOCK; the iteration stops).
+        heartbeat_period: seconds between heartbeats the primary sends when
+            idle (0: none); no byte for twice this long counts as a stall.
+        semi_sync: "on" (require), "off", or "auto" (when the primary has it on).
+        ack_mode: see :data:`AckMode`.
+        annotate_rows: ask MariaDB for ANNOTATE_ROWS events (dump flag 2).
+        event_types: deliver only these event classes (None: all).
+        decoder: decoder options: checksum verification, table filter, max
+            event size, table-map cache.
+        tls, tls_ca, tls_context: TLS; a given ``tls_context`` wins over ``tls``.
+        reconnect: the reconnect policy.
+        connect_timeout: seconds for TCP connect + login + registration.
+        schema_provider: column names when the binlog lacks them.
+        gtid_strict_mode, gtid_ignore_duplicates: MariaDB GTID start options
+            (None: the primary's default).
+        max_buffered_events / max_buffered_bytes: undelivered events/bytes
+            above which reading from the primary pauses (resumes at a quarter).
+        server_public_key: PEM RSA key for sha256/caching_sha2 without TLS.
+        replica_uuid: MySQL @replica_uuid (default: derived from server_id).
+    """
+
+    user: str
+    server_id: int
+    password: str = field(default="", repr=False)
+    host: str = "127.0.0.1"
+    port: int = 3306
+    unix_socket: str | None = None
+    report_host: str = ""
+    report_port: int = 0
+    report_user: str = ""
+    start: Start = "earliest"
+    blocking: bool = True
+    heartbeat_period: float = 30.0
+    semi_sync: SemiSyncMode = "off"
+    ack_mode: AckMode = "auto"
+    annotate_rows: bool = True
+    event_types: tuple[type[Event], ...] | None = None
+    decoder: DecoderOptions = field(default_factory=DecoderOptions)
+    tls: TlsMode = "off"
+    tls_ca: str | None = None
+    tls_context: ssl.SSLContext | None = field(default=None, repr=False, compare=False)
+    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    connect_timeout: float = 10.0
+    schema_provider: SchemaProvider | None = field(default=None, repr=False, compare=False)
+    gtid_strict_mode: bool | None = None
+    gtid_ignore_duplicates: bool | None = None
+    max_buffered_events: int = 1024
+    max_buffered_bytes: int = 64 << 20
+    server_public_key: bytes | None = field(default=None, repr=False)
+    replica_uuid: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"invalid port {self.port}")
+        if self.tls not in ("off", "required", "verify_ca", "verify_identity"):
+            raise ConfigError(f"invalid tls mode {self.tls!r}")
+        if self.ack_mode not in ("auto", "manual"):
+            raise ConfigError(f"ack_mode must be 'auto' or 'manual', not {self.ack_mode!r}")
+        if self.max_buffered_events < 4 or self.max_buffered_bytes < 1024:
+            raise ConfigError("max_buffered_events must be >= 4 and max_buffered_bytes >= 1024")
+        if self.connect_timeout <= 0:
+            raise ConfigError("connect_timeout must be positive")
+        if isinstance(self.start, str) and self.start not in ("earliest", "now"):
+            raise ConfigError(
+                f"start must be 'earliest', 'now', a FilePos, a Gtid or a MysqlGtidSet, "
+                f"not {self.start!r}"
+            )
+        if self.event_types is not None and not all(
+            isinstance(t, type) and issubclass(t, Event) for t in self.event_types
+        ):
+            raise ConfigError("event_types must be Event subclasses")
+        self.registration_settings()  # validates server_id, heartbeat, semi_sync, uuid
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: object) -> ReplicaConfig:
+        """Build a config; ``tables``, ``verify_checksum`` and ``max_event_size``
+        are accepted as shortcuts into ``decoder``."""
+        dec: dict[str, object] = {}
+        for key in ("tables", "verify_checksum", "max_event_size"):
+            if key in kwargs:
+                dec[key] = kwargs.pop(key)
+        if isinstance(dec.get("tables"), str | list | tuple):
+            dec["tables"] = TableFilter.parse(dec["tables"])  # type: ignore[arg-type]
+        if dec:
+            base = kwargs.pop("decoder", None) or DecoderOptions()
+            assert isinstance(base, DecoderOptions)
+            kwargs["decoder"] = replace(base, **dec)  # type: ignore[arg-type]
+        if "tls" in kwargs and kwargs["tls"] is True:
+            kwargs["tls"] = "required"
+        elif "tls" in kwargs and kwargs["tls"] in (False, None):
+            kwargs["tls"] = "off"
+        if isinstance(kwargs.get("tls"), ssl.SSLContext):
+            kwargs["tls_context"] = kwargs.pop("tls")
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.tls_context is not None or self.tls != "off"
+
+    @property
+    def address(self) -> str:
+        return self.unix_socket or f"{self.host}:{self.port}"
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The SSLContext for the TLS upgrade (None without TLS)."""
+        if self.tls_context is not None:
+            return self.tls_context
+        if self.tls == "off":
+            return None
+        ctx = ssl.create_default_context(cafile=self.tls_ca)
+        if self.tls == "required":
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        elif self.tls == "verify_ca":
+            ctx.check_hostname = False
+        return ctx
+
+    def registration_settings(
+        self, start: FilePos | Gtid | MysqlGtidSet | Literal["now"] | None = None
+    ) -> RegistrationSettings:
+        """The sans-I/O registration settings (``start`` overrides the configured one)."""
+        if start is None:
+            start = None if self.start == "earliest" else self.start
+        return RegistrationSettings(
+            user=self.user,
+            password=self.password.encode("utf-8"),
+            server_id=self.server_id,
+            start=start,
+            blocking=self.blocking,
+            heartbeat_period=self.heartbeat_period,
+            semi_sync=self.semi_sync,
+            annotate_rows=self.annotate_rows,
+            tls=self.uses_tls,
+            gtid_strict_mode=self.gtid_strict_mode,
+            gtid_ignore_duplicates=self.gtid_ignore_duplicates,
+            report_host=self.report_host,
+            report_port=self.report_port,
+            report_user=self.report_user,
+            replica_uuid=self.replica_uuid,
+            max_packet_size=min(
+                self.decoder.max_event_size + _PACKET_OVERHEAD, DEFAULT_MAX_PACKET_SIZE
+            ),
+            server_public_key=self.server_public_key,
+        )

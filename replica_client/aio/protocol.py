@@ -1,0 +1,225 @@
+"""asyncio glue for one replication connection: bytes -> ReplicaSession -> item queue.
+
+No parsing here. Backpressure: above ``high_events`` undelivered items or
+``high_bytes`` undelivered event bytes the transport stops reading (so TCP
+flow control slows the primary) and resumes below a quarter of each. A
+watchdog turns "no byte for ``stall_timeout`` seconds" into
+:class:`ReplicaTimeoutError` (not counted while reading is paused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections import deque
+from typing import Literal
+
+from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
+from ..session import END, NEED_DATA, ReplicaSession, StreamItem
+
+__all__ = ["ReplicaProtocol"]
+
+
+class ReplicaProtocol(asyncio.Protocol):
+    """Feeds received bytes to the session and queues the stream items."""
+
+    def __init__(
+        self,
+        session: ReplicaSession,
+        *,
+        address: str,
+        ssl_context: ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
+        high_events: int = 1024,
+        high_bytes: int = 64 << 20,
+        stall_timeout: float | None = None,
+    ) -> None:
+        self._session = session
+        self._address = address
+        self._ssl_context = ssl_context
+        self._server_hostname = server_hostname
+        self._high_events = high_events
+        self._low_events = high_events // 4
+        self._high_bytes = high_bytes
+        self._low_bytes = high_bytes // 4
+        self._stall_timeout = stall_timeout
+        self._loop = asyncio.get_running_loop()
+        self._transport: asyncio.Transport | None = None
+        self._items: deque[StreamItem] = deque()
+        self._bytes = 0
+        self._ready = asyncio.Event()
+        self._error: BaseException | None = None
+        self._ended = False
+        self._paused = False
+        self._closing = False
+        self._tls_task: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._last_rx = self._loop.time()
+        self.registered: asyncio.Future[None] = self._loop.create_future()
+        self.max_buffered = 0  # high-water mark of undelivered items seen (for tests)
+
+    # -- asyncio callbacks --------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        self._last_rx = self._loop.time()
+        self._arm_watchdog()
+
+    def data_received(self, data: bytes) -> None:
+        self._last_rx = self._loop.time()
+        self._session.receive_data(data)
+        self._pump()
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport; connection_lost reports it
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        if self._closing:
+            err: ReplicaError = ConnectionLostError("the replication connection was closed")
+        else:
+            err = ConnectionLostError(f"connection to the primary at {self._address} lost")
+        err.__cause__ = exc
+        self._fail(err)
+
+    # -- used by BinlogStream -----------------------------------------------------------
+
+    @property
+    def buffered_items(self) -> int:
+        return len(self._items)
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def flush(self) -> None:
+        """Write whatever the session has to send (replies, ACKs)."""
+        out = self._session.data_to_send()
+        if out and self._transport is not None and not self._transport.is_closing():
+            self._transport.write(out)
+
+    async def next_item(self) -> StreamItem | Literal["end"]:
+        """The next item; "end" after a non-blocking dump's EOF.
+
+        Raises:
+            ReplicaError: the connection failed (only once the queue is drained:
+                items received before a failure are delivered first).
+        """
+        while not self._items:
+            if self._ended:
+                return "end"
+            if self._error is not None:
+                raise self._error
+            self._ready.clear()
+            await self._ready.wait()
+        item = self._items.popleft()
+        self._bytes -= item.size
+        if self._paused and len(self._items) <= self._low_events and self._bytes <= self._low_bytes:
+            self._paused = False
+            self._last_rx = self._loop.time()
+            if self._transport is not None and not self._transport.is_closing():
+                self._transport.resume_reading()
+                self._pump()  # bytes may already be buffered in the session
+        return item
+
+    def close(self) -> None:
+        """Close the transport (no further items are read)."""
+        self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        if self._tls_task is not None:
+            self._tls_task.cancel()
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self, exc: ReplicaError) -> None:
+        """Fail with ``exc`` and drop the connection."""
+        self._fail(exc)
+        self._closing = True
+        if self._transport is not None:
+            self._transport.abort()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        session = self._session
+        items = self._items
+        try:
+            while not self._paused:
+                item = session.next_item()
+                if item is NEED_DATA:
+                    break
+                if item is END:
+                    self._ended = True
+                    break
+                items.append(item)
+                self._bytes += item.size
+                if len(items) >= self._high_events or self._bytes >= self._high_bytes:
+                    self._pause()
+        except ReplicaError as exc:
+            self.flush()
+            self.abort(exc)
+            return
+        self.flush()
+        self.max_buffered = max(self.max_buffered, len(items))
+        if session.tls_requested and self._tls_task is None:
+            self._tls_task = self._loop.create_task(self._upgrade_tls())
+        if session.streaming and not self.registered.done():
+            self.registered.set_result(None)
+        if self._ended and not self.registered.done():
+            self.registered.set_result(None)
+        self._ready.set()
+
+    def _pause(self) -> None:
+        if not self._paused:
+            self._paused = True
+            if self._transport is not None:
+                self._transport.pause_reading()
+
+    async def _upgrade_tls(self) -> None:
+        transport = self._transport
+        assert transport is not None and self._ssl_context is not None
+        try:
+            new = await self._loop.start_tls(
+                transport, self, self._ssl_context, server_hostname=self._server_hostname
+            )
+        except (OSError, ssl.SSLError, ConnectionError) as exc:
+            err = ConnectionLostError(f"TLS handshake with {self._address} failed: {exc}")
+            err.__cause__ = exc
+            self.abort(err)
+            return
+        if new is None:
+            self.abort(ConnectionLostError("the connection closed during the TLS handshake"))
+            return
+        self._transport = new
+        self._session.tls_established()
+        self.flush()
+        self._pump()
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
+        if not self.registered.done():
+            self.registered.set_exception(exc)
+            self.registered.exception()  # mark retrieved: the stream re-raises it itself
+        self._ready.set()
+
+    def _arm_watchdog(self) -> None:
+        if self._stall_timeout:
+            self._watchdog = self._loop.call_later(self._stall_timeout / 4, self._check_stall)
+
+    def _check_stall(self) -> None:
+        if self._closing or self._error is not None:
+            return
+        idle = self._loop.time() - self._last_rx
+        if not self._paused and self._stall_timeout and idle > self._stall_timeout:
+            self.abort(
+                ReplicaTimeoutError(
+                    f"no data from the primary at {self._address} for {idle:.1f} s "
+                    f"(heartbeats expected every {self._stall_timeout / 2:.1f} s)"
+                )
+            )
+            return
+        self._arm_watchdog()

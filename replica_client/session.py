@@ -1,0 +1,453 @@
+"""One replication connection, sans I/O: wire protocol + binlog decoder + positions.
+
+Bytes in (``receive_data``), stream items out (``next_item``), bytes out
+(``data_to_send``). No sockets, clocks, threads or event loops: the asyncio
+driver in :mod:`replica_client.aio` (or any other driver) moves the bytes.
+
+For every event packet of the stream the session
+
+* strips the 0x00 status byte and, when semi-sync was negotiated, the 2-byte
+  semi-sync header (0xEF, flag) and remembers whether the primary wants an ACK;
+* decodes the event with :class:`~replica_client.binlog.decoder.EventDecoder`;
+* tracks where the event starts and ends in the primary's binlog: a ROTATE sets
+  file and position, a non-zero ``log_pos`` is the end position, a zero
+  ``log_pos`` (MariaDB 11.4+ inside transactions) means "start + size", and
+  artificial events without a position (fake ROTATE, re-sent FDE) move nothing;
+* tracks transaction boundaries: a group opened by a GTID event (or ``BEGIN``)
+  ends with XID, ``COMMIT``/``ROLLBACK``, XA PREPARE, or, for a standalone
+  GTID group (DDL), with its statement; every event outside a group is a
+  boundary too. After a boundary the item carries a :class:`Checkpoint`: the
+  file position and MariaDB GTID state from which the stream can resume
+  without losing or repeating a transaction;
+* builds semi-sync ACKs on request (``ack``): ``0xEF | end position u64 | file``.
+
+Resuming after a reconnect (``resume_skip``): the driver restarts the dump from
+the last checkpoint the consumer has passed and tells the session how many
+binlog events of the interrupted transaction were already handed out; those
+come back as items with ``skipped=True`` (still ACKed if flagged), so no event
+is delivered twice.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum, auto
+from typing import Final, Literal
+
+from .binlog.constants import EVENT_HEADER_LEN, EventFlag, EventType
+from .binlog.decoder import EventDecoder
+from .binlog.events import (
+    Event,
+    FormatDescriptionEvent,
+    GtidEvent,
+    GtidListEvent,
+    QueryEvent,
+    RotateEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
+from .binlog.header import unpack_header
+from .config import DecoderOptions
+from .errors import MalformedEventError, ProtocolError, StateError
+from .position import FilePos, Gtid, GtidTriple
+from .wire.auth import RandomBytes
+from .wire.constants import SEMI_SYNC_INDICATOR, SemiSyncFlag
+from .wire.packets import build_semisync_ack
+from .wire.registration import (
+    END_OF_STREAM,
+    Flavor,
+    RegistrationMachine,
+    RegistrationSettings,
+    State,
+)
+
+__all__ = [
+    "END",
+    "NEED_DATA",
+    "Checkpoint",
+    "ReplicaSession",
+    "StreamItem",
+]
+
+
+class _Signal(Enum):
+    NEED_DATA = auto()
+    END = auto()
+
+
+#: ``next_item()``: more bytes are needed.
+NEED_DATA: Final = _Signal.NEED_DATA
+#: ``next_item()``: a non-blocking dump reached the end of the binlog.
+END: Final = _Signal.END
+
+_HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
+_MYSQL_GTID_TYPES: Final = frozenset(
+    {
+        EventType.GTID_LOG_EVENT,
+        EventType.ANONYMOUS_GTID_LOG_EVENT,
+        EventType.GTID_TAGGED_LOG_EVENT,
+    }
+)
+_GROUP_END_QUERIES: Final = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A resume point between transactions: the next event's position and the GTID state."""
+
+    position: FilePos
+    gtid_state: Gtid
+
+
+@dataclass(frozen=True, slots=True)
+class StreamItem:
+    """One event packet of the stream, with where it sits in the primary's binlog.
+
+    Attributes:
+        event: the decoded event; ``None`` when the decoder dropped it (rows of
+            a table excluded by the table filter) or it was skipped on resume.
+        file: the binlog file the event belongs to.
+        start: the event's start position in ``file`` (0 when unknown).
+        end: the event's end position (what a semi-sync ACK reports).
+        size: bytes of the event, for backpressure accounting.
+        needs_ack: the primary waits for a semi-sync ACK of this event.
+        checkpoint: set when the stream may resume right after this event.
+        countable: a real event of the binlog (not artificial, not a heartbeat);
+            only these are counted for ``resume_skip``.
+        skipped: already delivered before a reconnect; not for the consumer.
+        deliver: the consumer's event-type filter wants it.
+    """
+
+    event: Event | None
+    file: str
+    start: int
+    end: int
+    size: int
+    needs_ack: bool = False
+    checkpoint: Checkpoint | None = None
+    countable: bool = True
+    skipped: bool = False
+    deliver: bool = True
+
+    @property
+    def for_consumer(self) -> bool:
+        """True when the consumer should see this item's event."""
+        return self.event is not None and self.deliver and not self.skipped
+
+
+@dataclass(frozen=True, slots=True)
+class _Resume:
+    skip: int = 0
+    #: GTID of the interrupted transaction, checked against the re-sent one.
+    gtid: GtidTriple | None = None
+
+
+@dataclass(slots=True)
+class _Tracker:
+    """Position and transaction-boundary tracking."""
+
+    file: str = ""
+    pos: int = 0
+    gtid_state: Gtid = field(default_factory=lambda: Gtid(""))
+    in_group: bool = False
+    standalone: bool = False
+    group_gtid: GtidTriple | None = None
+
+
+class ReplicaSession:
+    """Glues :class:`RegistrationMachine` and :class:`EventDecoder` for one connection.
+
+    Args:
+        settings: login, registration and dump options.
+        decoder_options: options of the binlog decoder.
+        event_types: deliver only events of these classes (``None``: all).
+        gtid_state: the GTID state at the start position, when known (resume).
+        resume_skip: binlog events after the start already delivered earlier.
+        resume_gtid: the GTID of the transaction those events belong to.
+        random_bytes: randomness for auth nonces (tests inject their own).
+    """
+
+    __slots__ = (
+        "_await_gtid_start",
+        "_decoder",
+        "_decoder_options",
+        "_ended",
+        "_event_types",
+        "_machine",
+        "_pending_inner",
+        "_resume",
+        "_seen_since_start",
+        "_t",
+    )
+
+    def __init__(
+        self,
+        settings: RegistrationSettings,
+        *,
+        decoder_options: DecoderOptions | None = None,
+        event_types: tuple[type[Event], ...] | None = None,
+        gtid_state: Gtid | None = None,
+        resume_skip: int = 0,
+        resume_gtid: GtidTriple | None = None,
+        random_bytes: RandomBytes = os.urandom,
+    ) -> None:
+        self._machine = RegistrationMachine(settings, random_bytes=random_bytes)
+        self._decoder_options = decoder_options or DecoderOptions()
+        self._decoder: EventDecoder | None = None
+        self._event_types = event_types
+        self._t = _Tracker()
+        start = settings.start
+        if gtid_state is not None:
+            self._t.gtid_state = gtid_state
+        elif isinstance(start, Gtid):
+            self._t.gtid_state = start
+        if isinstance(start, FilePos):
+            self._t.file, self._t.pos = start.file, start.pos
+        self._resume = _Resume(resume_skip, resume_gtid)
+        self._seen_since_start = 0
+        # A MariaDB GTID start: the primary sends the first file's header events,
+        # then an artificial GTID_LIST where the requested GTID state begins. File
+        # positions before that are not resume points (they would replay
+        # transactions the GTID state excludes).
+        self._await_gtid_start = isinstance(start, Gtid) or start == "now"
+        self._pending_inner: list[Event] = []
+        self._ended = False
+
+    def __repr__(self) -> str:
+        return f"<ReplicaSession {self._machine!r} at {self._t.file}:{self._t.pos}>"
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def machine(self) -> RegistrationMachine:
+        """The wire-level state machine (handshake results, negotiated options)."""
+        return self._machine
+
+    @property
+    def streaming(self) -> bool:
+        return self._machine.state is State.STREAMING
+
+    @property
+    def flavor(self) -> Flavor:
+        return self._machine.flavor
+
+    @property
+    def semi_sync(self) -> bool:
+        return self._machine.semi_sync
+
+    @property
+    def tls_requested(self) -> bool:
+        return self._machine.tls_requested
+
+    @property
+    def position(self) -> FilePos | None:
+        """Where the next event starts (as far as received, not delivered)."""
+        t = self._t
+        return FilePos(t.file, t.pos) if t.file else None
+
+    @property
+    def gtid_state(self) -> Gtid:
+        """GTID state after the last transaction received (not delivered)."""
+        return self._t.gtid_state
+
+    # -- sans-I/O interface -------------------------------------------------------------
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        self._machine.receive_data(data)
+
+    def data_to_send(self) -> bytes:
+        return self._machine.data_to_send()
+
+    def tls_established(self) -> None:
+        self._machine.tls_established()
+
+    def ack(self, item: StreamItem) -> None:
+        """Queue the semi-sync ACK of ``item``.
+
+        Raises:
+            StateError: semi-sync is not negotiated or the primary did not ask
+                for an ACK of this event.
+        """
+        if not self._machine.semi_sync or not item.needs_ack:
+            raise StateError("this event does not need a semi-sync ACK")
+        self._machine.send_raw_command(build_semisync_ack(file=item.file, position=item.end))
+
+    def next_item(self) -> StreamItem | Literal[_Signal.NEED_DATA, _Signal.END]:
+        """Process buffered bytes; return the next stream item or a signal.
+
+        Raises:
+            ServerError: an ERR packet (registration or mid-stream).
+            ProtocolError: malformed bytes (MalformedEventError for events).
+            ConfigError, UnsupportedError: see :class:`RegistrationMachine`.
+        """
+        if self._pending_inner:
+            return self._inner_item(self._pending_inner.pop(0))
+        if self._ended:
+            return END
+        payload = self._machine.next_stream_packet()
+        if payload is None:
+            return NEED_DATA
+        if payload is END_OF_STREAM:
+            self._ended = True
+            return END
+        return self._event_item(payload)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _event_item(self, payload: bytes) -> StreamItem:
+        needs_ack = False
+        offset = 1  # the 0x00 status byte
+        if self._machine.semi_sync:
+            if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+                raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
+            needs_ack = bool(payload[2] & SemiSyncFlag.SYNC)
+            if needs_ack:
+                self._machine.expect_sequence_reset()
+            offset = 3
+        if len(payload) - offset < EVENT_HEADER_LEN:
+            raise MalformedEventError(
+                f"event packet of {len(payload)} bytes is shorter than an event header",
+                position=self._t.pos,
+            )
+        data = payload[offset:]
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._decoder = EventDecoder(
+                self._decoder_options, checksum_alg=self._machine.checksum_alg
+            )
+        _, type_code, _, size, log_pos, flags = unpack_header(data, 0)
+        event = decoder.decode(data, self._t.pos)
+        inner = getattr(event, "events", None) if event is not None else None
+        if inner:
+            self._pending_inner.extend(inner)
+        return self._track(event, type_code, size, log_pos, flags, needs_ack)
+
+    def _inner_item(self, event: Event) -> StreamItem:
+        # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
+        t = self._t
+        self._group_update(event, event.type_code)
+        checkpoint = None if t.in_group else Checkpoint(FilePos(t.file, t.pos), t.gtid_state)
+        return StreamItem(
+            event,
+            t.file,
+            t.pos,
+            t.pos,
+            0,
+            checkpoint=checkpoint,
+            countable=False,
+            deliver=self._wanted(event),
+        )
+
+    def _track(
+        self,
+        event: Event | None,
+        type_code: int,
+        size: int,
+        log_pos: int,
+        flags: int,
+        needs_ack: bool,
+    ) -> StreamItem:
+        t = self._t
+        start = t.pos
+        file = t.file
+        artificial = bool(flags & EventFlag.ARTIFICIAL)
+        countable = not artificial and type_code not in _HEARTBEATS
+        if type_code in _HEARTBEATS:
+            end = start  # never written to the binlog; moves nothing
+        elif type_code == EventType.ROTATE_EVENT and isinstance(event, RotateEvent):
+            end = log_pos or start + size
+            t.file, t.pos = event.next_file, event.position
+        elif type_code == EventType.FORMAT_DESCRIPTION_EVENT and not log_pos:
+            # re-sent FDE of a dump that starts past position 4: not in the stream's place
+            end = start
+            countable = False
+        elif log_pos:
+            end = t.pos = log_pos
+        elif artificial:
+            end = start
+        else:
+            end = t.pos = start + size  # MariaDB 11.4+: log_pos 0 inside transactions
+        if event is not None:
+            self._group_update(event, type_code)
+        if (
+            self._await_gtid_start
+            and artificial
+            and (type_code == EventType.GTID_LIST_EVENT or self.flavor is Flavor.MYSQL)
+        ):
+            self._await_gtid_start = False
+        checkpoint = None
+        if not t.in_group and t.file and not self._await_gtid_start:
+            checkpoint = Checkpoint(FilePos(t.file, t.pos), t.gtid_state)
+        skipped = False
+        if countable and self._resume.skip:
+            self._seen_since_start += 1
+            if self._seen_since_start <= self._resume.skip:
+                skipped = True
+                if (
+                    isinstance(event, GtidEvent)
+                    and self._resume.gtid is not None
+                    and event.triple != self._resume.gtid
+                ):
+                    raise ProtocolError(
+                        f"after reconnecting, the primary re-sent transaction {event.gtid} "
+                        f"where {self._resume.gtid} was expected; its binlog changed"
+                    )
+        return StreamItem(
+            event,
+            file,
+            start,
+            end,
+            size,
+            needs_ack=needs_ack,
+            checkpoint=checkpoint,
+            countable=countable,
+            skipped=skipped,
+            deliver=event is not None and self._wanted(event),
+        )
+
+    def _wanted(self, event: Event) -> bool:
+        types = self._event_types
+        return types is None or isinstance(event, types)
+
+    def _group_update(self, event: Event, type_code: int) -> None:
+        t = self._t
+        if isinstance(event, GtidEvent):
+            t.in_group = True
+            t.standalone = event.standalone
+            t.group_gtid = event.triple
+            return
+        if type_code in _MYSQL_GTID_TYPES:
+            return  # MySQL: BEGIN follows (or a DDL, which stands alone)
+        if isinstance(event, GtidListEvent):
+            if not t.in_group:
+                known = {g.domain for g in t.gtid_state.triples}
+                state = t.gtid_state
+                for g in event.gtids:
+                    if g.domain not in known:
+                        state = state.advance(g)
+                t.gtid_state = state
+            return
+        if isinstance(event, FormatDescriptionEvent | RotateEvent):
+            return
+        if isinstance(event, QueryEvent):
+            query = event.query.strip().upper()
+            if not t.in_group:
+                if query == "BEGIN" or query.startswith("XA START"):
+                    t.in_group = True
+                    t.standalone = False
+                    t.group_gtid = None
+                return  # a statement outside a group is its own boundary
+            if t.standalone or query.startswith(_GROUP_END_QUERIES):
+                self._end_group()
+            return
+        if t.in_group and isinstance(event, XidEvent | XaPrepareEvent):
+            self._end_group()
+
+    def _end_group(self) -> None:
+        t = self._t
+        if t.group_gtid is not None:
+            t.gtid_state = t.gtid_state.advance(t.group_gtid)
+        t.in_group = False
+        t.standalone = False
+        t.group_gtid = None
