@@ -1,0 +1,216 @@
+"""Options of the ``mariadb_binlog`` Spark source, parsed once into a frozen value.
+
+No pyspark import: the options arrive as a plain mapping. Spark lowercases
+option names before the source sees them (``maxRowsPerTrigger`` arrives as
+``maxrowspertrigger``), so every name is matched case-insensitively, and
+``server_id``, ``serverId`` and ``server-id`` are the same option.
+
+See :mod:`replica_client.spark` for the table of options.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from ..config import DecoderOptions, TableFilter
+from ..errors import ConfigError
+from ..position import FilePos, Gtid
+
+__all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition", "parse_options"]
+
+#: A batch holds its raw events in the driver until Spark plans it; cap it by default.
+DEFAULT_MAX_BYTES_PER_TRIGGER: Final = 64 << 20
+
+#: "earliest", "latest", a MariaDB GTID state, or a file position.
+StartingPosition = Literal["earliest", "latest"] | Gtid | FilePos
+
+TlsMode = Literal["off", "required", "verify_ca", "verify_identity"]
+
+_KNOWN: Final = frozenset(
+    {
+        "path",
+        "paths",
+        "host",
+        "port",
+        "user",
+        "password",
+        "serverid",
+        "startingposition",
+        "tables",
+        "excludetables",
+        "keyfile",
+        "keyfilepassword",
+        "verifychecksum",
+        "maxrowspertrigger",
+        "maxbytespertrigger",
+        "maxpartitions",
+        "partitionbytes",
+        "connecttimeout",
+        "readtimeout",
+        "tls",
+        "tlsca",
+    }
+)
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "").replace(".", "")
+
+
+def _int(opts: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
+    raw = opts.get(name)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"option {name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"option {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _float(opts: Mapping[str, str], name: str, default: float) -> float:
+    raw = opts.get(name)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = float(str(raw))
+    except ValueError:
+        raise ConfigError(f"option {name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"option {name} must be positive, got {value}")
+    return value
+
+
+def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = opts.get(name)
+    if raw is None:
+        return default
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(f"option {name} must be true or false, got {raw!r}")
+
+
+def parse_starting_position(text: str) -> StartingPosition:
+    """``earliest`` | ``latest`` | ``0-1-100[,1-2-7]`` | ``mysql-bin.000003:4``."""
+    value = text.strip()
+    lowered = value.lower()
+    if lowered in ("earliest", "latest"):
+        return "earliest" if lowered == "earliest" else "latest"
+    if ":" in value:
+        return FilePos.parse(value)
+    if value:
+        return Gtid(value)
+    raise ConfigError("startingPosition is empty")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """Every option of the source, validated. Picklable (shipped to executors)."""
+
+    paths: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 3306
+    user: str = ""
+    password: str = field(default="", repr=False)
+    server_id: int | None = None
+    starting_position: StartingPosition = "earliest"
+    tables: TableFilter = field(default_factory=TableFilter)
+    key_file: str | None = None
+    key_file_password: str | None = field(default=None, repr=False)
+    verify_checksum: bool = True
+    max_rows_per_trigger: int | None = None
+    max_bytes_per_trigger: int | None = DEFAULT_MAX_BYTES_PER_TRIGGER
+    max_partitions: int = 16
+    partition_bytes: int = 4 << 20
+    connect_timeout: float = 10.0
+    read_timeout: float = 60.0
+    tls: TlsMode = "off"
+    tls_ca: str | None = None
+
+    def decoder_options(self, *, with_filter: bool = True) -> DecoderOptions:
+        """Decoder options for executors (the filter is applied by the driver in streams)."""
+        return DecoderOptions(
+            verify_checksum=self.verify_checksum,
+            tables=self.tables if with_filter else TableFilter(),
+        )
+
+    def require_connection(self) -> None:
+        """Raise ConfigError unless the options name a primary to stream from."""
+        if not self.user:
+            raise ConfigError("option user is required to stream from a primary")
+        if self.server_id is None:
+            raise ConfigError(
+                "option server_id is required to stream from a primary: a replica id "
+                "unique among the primary's replicas (a duplicate disconnects the other)"
+            )
+
+
+def parse_options(options: Mapping[str, str]) -> SourceOptions:
+    """Validate the options Spark hands to the source (names in any case).
+
+    Raises:
+        ConfigError: an unknown option, or a value of the wrong form.
+    """
+    opts: dict[str, str] = {}
+    for name, value in options.items():
+        key = _key(str(name))
+        if key not in _KNOWN:
+            raise ConfigError(
+                f"unknown option {name!r} for mariadb_binlog; known: "
+                "host, port, user, password, server_id, startingPosition, tables, "
+                "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
+                "maxBytesPerTrigger, maxPartitions, partitionBytes, connectTimeout, "
+                "readTimeout, tls, tlsCa, path"
+            )
+        opts[key] = "" if value is None else str(value)
+    paths: list[str] = []
+    for key in ("path", "paths"):
+        raw = opts.get(key, "").strip()
+        if not raw:
+            continue
+        if raw.startswith("["):  # DataFrameReader.load([...]) passes a JSON list
+            import json
+
+            paths.extend(str(p) for p in json.loads(raw))
+        else:
+            paths.extend(p.strip() for p in raw.split(",") if p.strip())
+    tls = opts.get("tls", "off").strip().lower() or "off"
+    if tls in ("true", "on", "1"):
+        tls = "required"
+    elif tls in ("false", "0"):
+        tls = "off"
+    if tls not in ("off", "required", "verify_ca", "verify_identity"):
+        raise ConfigError(f"option tls must be off, required, verify_ca or verify_identity: {tls}")
+    max_bytes = _int(opts, "maxbytespertrigger", DEFAULT_MAX_BYTES_PER_TRIGGER, 0)
+    key_file = opts.get("keyfile") or None
+    if key_file is not None:
+        key_file = os.path.expanduser(key_file)
+    return SourceOptions(
+        paths=tuple(paths),
+        host=opts.get("host", "127.0.0.1") or "127.0.0.1",
+        port=_int(opts, "port", 3306, 1) or 3306,
+        user=opts.get("user", ""),
+        password=opts.get("password", ""),
+        server_id=_int(opts, "serverid", None, 1),
+        starting_position=parse_starting_position(opts.get("startingposition", "earliest")),
+        tables=TableFilter.parse(opts.get("tables", ""), opts.get("excludetables", "")),
+        key_file=key_file,
+        key_file_password=opts.get("keyfilepassword") or None,
+        verify_checksum=_bool(opts, "verifychecksum", True),
+        max_rows_per_trigger=_int(opts, "maxrowspertrigger", None, 1),
+        max_bytes_per_trigger=max_bytes or None,
+        max_partitions=_int(opts, "maxpartitions", 16, 1) or 16,
+        partition_bytes=_int(opts, "partitionbytes", 4 << 20, 1) or (4 << 20),
+        connect_timeout=_float(opts, "connecttimeout", 10.0),
+        read_timeout=_float(opts, "readtimeout", 60.0),
+        tls=tls,  # type: ignore[arg-type]
+        tls_ca=opts.get("tlsca") or None,
+    )

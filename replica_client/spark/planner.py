@@ -1,0 +1,303 @@
+"""Micro-batch planning for the streaming source: offsets, limits, partitions.
+
+Driver side, no pyspark import (the Spark classes in ``source.py`` delegate
+here). One :class:`StreamPlanner` lives in Spark's driver-side Python process
+for the streaming reader, created lazily on the first call (the reader object
+itself is pickled before that).
+
+Offsets are JSON objects ``{"file": "mysql-bin.000003", "pos": 1234, "gtid":
+"0-1-77"}``: the position right after a transaction and the MariaDB GTID state
+there. ``file`` is empty only for a query started from a GTID state that has
+not read a transaction yet.
+
+Exactly once: a batch always ends at a transaction boundary, and a batch's
+range is re-read deterministically from the primary (``partitions(start,
+end)`` after a restart reads from ``start`` until exactly ``end``); when the
+primary no longer has that range, :class:`BinlogPositionError` is raised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BinlogPositionError, ConfigError, ReplicaError
+from ..position import FilePos, Gtid
+from .dump import BinlogDump, Txn, position_key
+from .options import SourceOptions
+
+__all__ = ["Offset", "StreamPlanner", "TxnSlice", "split_partitions"]
+
+#: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)]).
+TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]]]
+
+_CACHE_ENTRIES = 8
+
+_Key = tuple[tuple[str, int, str], tuple[str, int, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Offset:
+    """A resume point of the stream: after a transaction, with the GTID state there."""
+
+    file: str
+    pos: int
+    gtid: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Offset:
+        try:
+            return cls(str(data.get("file") or ""), int(data.get("pos") or 0), str(data["gtid"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"not an offset of the mariadb_binlog source: {data!r}") from exc
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.file, self.pos, self.gtid)
+
+    def start(self) -> FilePos | Gtid:
+        """Where a dump from this offset starts."""
+        if self.file:
+            return FilePos(self.file, self.pos)
+        if not self.gtid:
+            raise ConfigError("an offset needs a file position or a GTID state")
+        return Gtid(self.gtid)
+
+
+def _control_connection(opts: SourceOptions) -> Any:
+    import pymysql
+
+    kwargs: dict[str, Any] = {
+        "host": opts.host,
+        "port": opts.port,
+        "user": opts.user,
+        "password": opts.password,
+        "connect_timeout": opts.connect_timeout,
+        "autocommit": True,
+    }
+    if opts.tls != "off":
+        kwargs["ssl"] = {"ca": opts.tls_ca} if opts.tls_ca else {}
+        kwargs["ssl_verify_cert"] = opts.tls != "required"
+        kwargs["ssl_verify_identity"] = opts.tls == "verify_identity"
+    return pymysql.connect(**kwargs)
+
+
+def _query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    conn = _control_connection(opts)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, args or None)
+            return [tuple(r) for r in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def primary_end(opts: SourceOptions) -> FilePos:
+    """The end of the primary's binlog now (``SHOW MASTER STATUS``)."""
+    rows = _query(opts, "SHOW MASTER STATUS")
+    if not rows:
+        raise ConfigError(f"the server at {opts.host}:{opts.port} has no binary log (log_bin off)")
+    return FilePos(str(rows[0][0]), int(rows[0][1]))
+
+
+def resolve_start(opts: SourceOptions) -> Offset:
+    """The offset of ``startingPosition`` (asks the primary for earliest/latest)."""
+    start = opts.starting_position
+    if isinstance(start, FilePos):
+        return Offset(start.file, start.pos, "")
+    if isinstance(start, Gtid):
+        return Offset("", 0, str(start))
+    if start == "earliest":
+        rows = _query(opts, "SHOW BINARY LOGS")
+        if not rows:
+            raise ConfigError(f"the server at {opts.host}:{opts.port} has no binary logs")
+        return Offset(str(rows[0][0]), 4, "")
+    end = primary_end(opts)
+    gtid = ""
+    try:
+        rows = _query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
+        gtid = str(rows[0][0] or "") if rows else ""
+    except Exception:  # MySQL has no BINLOG_GTID_POS: the file position is enough
+        gtid = ""
+    return Offset(end.file, end.pos, gtid)
+
+
+def split_partitions(txns: list[Txn], opts: SourceOptions) -> list[list[TxnSlice]]:
+    """Cut a batch into partitions of about ``partitionBytes`` at transaction boundaries."""
+    slices = [(t.fde, t.file, t.gtid, t.events) for t in txns if t.events]
+    if not slices:
+        return []
+    sizes = [sum(len(raw) for _, raw in s[3]) for s in slices]
+    total = sum(sizes)
+    n = max(1, min(opts.max_partitions, math.ceil(total / opts.partition_bytes), len(slices)))
+    parts: list[list[TxnSlice]] = [[] for _ in range(n)]
+    acc = 0
+    for s, size in zip(slices, sizes, strict=True):
+        index = min(n - 1, acc * n // total) if total else 0
+        parts[index].append(s)
+        acc += size
+    return [p for p in parts if p]
+
+
+class StreamPlanner:
+    """Driver-side state of one streaming query: the live dump, read-ahead, cache."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        opts.require_connection()
+        self.opts = opts
+        self._target: FilePos | None = None
+        self._dump: BinlogDump | None = None
+        self._txns: Iterator[Txn] | None = None
+        self._live: Offset | None = None  # where the live dump's next txn starts
+        self._peek: Txn | None = None
+        self._counting = False
+        self._cache: dict[_Key, list[Txn]] = {}
+
+    # -- Spark calls ------------------------------------------------------------------------
+
+    def initial_offset(self) -> Offset:
+        return resolve_start(self.opts)
+
+    def prepare_available_now(self) -> None:
+        """Fix the target: the primary's binlog end now; batches never pass it."""
+        self._target = primary_end(self.opts)
+
+    def latest_offset(self, start: Offset, max_rows: int | None, max_bytes: int | None) -> Offset:
+        """The end of the next batch from ``start``, within the limits and the target."""
+        target = self._target
+        if (
+            target is not None
+            and start.file
+            and position_key(FilePos(start.file, start.pos)) >= position_key(target)
+        ):
+            return start
+        txns = self._open(start, count_rows=max_rows is not None)
+        taken: list[Txn] = []
+        rows = nbytes = 0
+        end = start
+        while True:
+            txn = self._next(txns)
+            if txn is None:
+                break
+            if target is not None and txn.real and position_key(txn.end) > position_key(target):
+                self._peek = txn
+                break
+            if (rows or nbytes) and (
+                (max_rows is not None and rows + txn.rows > max_rows)
+                or (max_bytes is not None and nbytes + txn.nbytes > max_bytes)
+            ):
+                self._peek = txn
+                break
+            rows += txn.rows
+            nbytes += txn.nbytes
+            if txn.events:
+                taken.append(txn)
+            if txn.real:
+                end = Offset(txn.end.file, txn.end.pos, txn.gtid_state)
+                self._live = end
+        if end != start:
+            self._remember((start.key, end.key), taken)
+        return end
+
+    def plan(self, start: Offset, end: Offset) -> list[list[TxnSlice]]:
+        """The partitions of the batch ``[start, end)`` (re-read when not cached)."""
+        if start == end:
+            return []
+        txns = self._cache.pop((start.key, end.key), None)
+        if txns is None:
+            txns = self._reread(start, end)
+        return split_partitions(txns, self.opts)
+
+    def commit(self, end: Offset) -> None:
+        """Forget cached batches that end at or before ``end`` (Spark calls this late)."""
+        if not end.file:
+            return
+        done = position_key(FilePos(end.file, end.pos))
+        for key in list(self._cache):
+            file, pos, _ = key[1]
+            if file and position_key(FilePos(file, pos)) <= done:
+                del self._cache[key]
+
+    def close(self) -> None:
+        """Close the live dump (Spark may never call stop(); nothing depends on it)."""
+        self._drop_live()
+        self._cache.clear()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _remember(
+        self, key: tuple[tuple[str, int, str], tuple[str, int, str]], txns: list[Txn]
+    ) -> None:
+        if len(self._cache) >= _CACHE_ENTRIES:
+            del self._cache[next(iter(self._cache))]
+        self._cache[key] = txns
+
+    def _drop_live(self) -> None:
+        if self._txns is not None and hasattr(self._txns, "close"):
+            self._txns.close()
+        if self._dump is not None:
+            self._dump.close()
+        self._dump = self._txns = self._live = self._peek = None
+
+    def _open(self, start: Offset, *, count_rows: bool) -> Iterator[Txn]:
+        """The transactions from ``start``: the live dump when it is there, else a new one."""
+        if self._txns is not None and self._live == start and self._counting >= count_rows:
+            return self._txns
+        self._drop_live()
+        count_rows = count_rows or self.opts.max_rows_per_trigger is not None
+        dump = BinlogDump(self.opts, start.start(), Gtid(start.gtid), count_rows=count_rows)
+        self._dump = dump
+        self._counting = count_rows
+        self._txns = dump.transactions()
+        self._live = start
+        return self._txns
+
+    def _next(self, txns: Iterator[Txn]) -> Txn | None:
+        if self._peek is not None:
+            txn, self._peek = self._peek, None
+            return txn
+        try:
+            return next(txns)
+        except StopIteration:
+            self._dump = self._txns = self._live = None
+            return None
+
+    def _reread(self, start: Offset, end: Offset) -> list[Txn]:
+        """Read ``[start, end)`` again (a restart from the checkpoint)."""
+        self._drop_live()
+        if not end.file:
+            raise ConfigError(f"offset {end.to_json()} has no file position to read up to")
+        goal = position_key(FilePos(end.file, end.pos))
+        taken: list[Txn] = []
+        try:
+            txns = self._open(start, count_rows=False)
+            while True:
+                txn = self._next(txns)
+                if txn is None:
+                    break
+                if txn.real and position_key(txn.end) > goal:
+                    break
+                if txn.events:
+                    taken.append(txn)
+                if txn.real and txn.end == FilePos(end.file, end.pos):
+                    self._live = end
+                    return taken
+        except BinlogPositionError:
+            raise
+        except ReplicaError:
+            self._drop_live()
+            raise
+        self._drop_live()
+        raise BinlogPositionError(
+            1236,
+            "HY000",
+            f"cannot re-read the binlog from {start.to_json()} to {end.to_json()}: the primary's "
+            "binlog no longer has a transaction boundary at the end offset",
+            "The binlog was purged, reset or rewritten since the checkpoint was written; "
+            "restart the query from a new checkpoint (startingPosition)",
+        )

@@ -1,0 +1,307 @@
+"""The ``mariadb_binlog`` data source on Spark's Python Data Source API (pyspark >= 4.2).
+
+The only module that subclasses pyspark's classes; the work is done by
+``changelog`` (executors: events -> Arrow), ``dump`` and ``planner``
+(driver: the replication connection, offsets, limits). See the package
+docstring of :mod:`replica_client.spark` for options and pitfalls.
+
+Process layout, as Spark runs it:
+
+* ``MariaDBBinlogDataSource`` is pickled to Spark's Python workers. The batch
+  reader expands the paths in the driver and returns one partition per file;
+  the stream reader is pickled before it is used, so its driver-side state
+  (:class:`~replica_client.spark.planner.StreamPlanner`, which owns the
+  replication connection) is created lazily in the long-lived driver-side
+  Python process that Spark keeps for the query, and is never pickled.
+* ``read(partition)`` runs on executors: it decodes binlog files (batch) or
+  the raw events a partition carries (stream) with the shared ``EventDecoder``
+  and yields ``pyarrow.RecordBatch`` es of the changelog schema.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxBytes,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from ..binlog.decoder import EventDecoder
+from ..binlog.events import GtidEvent, RowsEvent
+from ..config import DecoderOptions
+from ..errors import ConfigError
+from ..files import BinlogFileReader, binlog_files_in
+from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
+from .options import SourceOptions, parse_options
+from .planner import Offset, StreamPlanner, TxnSlice
+
+__all__ = [
+    "CHANGELOG_SCHEMA",
+    "BinlogBatchReader",
+    "BinlogStreamReader",
+    "FilePartition",
+    "MariaDBBinlogDataSource",
+    "StreamPartition",
+    "changelog_schema",
+]
+
+_SPARK_TYPES = {
+    "string": StringType(),
+    "bigint": LongType(),
+    "int": IntegerType(),
+    "timestamp": TimestampType(),
+}
+
+
+def changelog_schema() -> StructType:
+    """The one changelog schema of every table (see ``changelog``)."""
+    return StructType([StructField(n, _SPARK_TYPES[t], nullable) for n, t, nullable in FIELDS])
+
+
+#: The changelog schema as a Spark ``StructType``.
+CHANGELOG_SCHEMA = changelog_schema()
+
+
+def _arrow_schema_for(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark checks ``read()``'s batches against."""
+    try:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        return to_arrow_schema(schema, timezone="UTC")
+    except Exception:  # another signature: our own form matches the 4.2/4.3 one
+        return ARROW_SCHEMA
+
+
+def _conform(batches: Iterator[pa.RecordBatch], target: pa.Schema) -> Iterator[Any]:
+    for batch in batches:
+        if batch.schema.equals(target):
+            yield batch
+        else:
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=target)
+
+
+def _decoder_options(opts: SourceOptions, keys: dict[int, bytes] | None) -> DecoderOptions:
+    options = opts.decoder_options()
+    return replace(options, encryption_keys=keys) if keys else options
+
+
+# -- batch: binlog files -----------------------------------------------------------------
+
+
+class FilePartition(InputPartition):
+    """One binlog file, read whole by one task."""
+
+    def __init__(self, index: int, path: str) -> None:
+        self.index = index
+        self.path = path
+
+
+def expand_paths(paths: tuple[str, ...]) -> list[Path]:
+    """Files named by ``load()``: files, directories (their binlogs) and globs."""
+    if not paths:
+        raise ConfigError("give the binlog files to read: load('<dir, file or glob>')")
+    out: list[Path] = []
+    for given in paths:
+        entry = os.path.expanduser(given)
+        if glob.has_magic(entry):
+            matched = sorted(
+                (Path(p) for p in glob.glob(entry) if Path(p).is_file()),
+                key=lambda p: (_ext_number(p), p.name),
+            )
+            matched = [p for p in matched if not p.name.endswith(".index")]
+            if not matched:
+                raise ConfigError(f"no binlog files match {entry!r}")
+            out.extend(matched)
+        elif Path(entry).is_dir():
+            out.extend(binlog_files_in(entry))
+        elif Path(entry).is_file():
+            out.append(Path(entry))
+        else:
+            raise ConfigError(f"no such binlog file or directory: {entry!r}")
+    return [p.resolve() for p in out]
+
+
+def _ext_number(path: Path) -> int:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    _, _, ext = name.rpartition(".")
+    return int(ext) if ext.isdigit() else 0
+
+
+class BinlogBatchReader(DataSourceReader):
+    """``spark.read.format("mariadb_binlog").load(path)``: one partition per file."""
+
+    def __init__(self, opts: SourceOptions, schema: StructType) -> None:
+        self.opts = opts
+        self.schema = schema
+        self.files = [str(p) for p in expand_paths(opts.paths)]
+        self.keys: dict[int, bytes] | None = None
+        if opts.key_file is not None:
+            from ..binlog.encryption import parse_key_file
+
+            # Parsed here in the driver and shipped: executors need not see the file.
+            self.keys = parse_key_file(Path(opts.key_file).read_bytes(), opts.key_file_password)
+
+    def partitions(self) -> list[FilePartition]:
+        return [FilePartition(i, f) for i, f in enumerate(self.files)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, FilePartition)
+        return _conform(self._batches(partition.path), _arrow_schema_for(self.schema))
+
+    def _batches(self, path: str) -> Iterator[pa.RecordBatch]:
+        builder = ChangelogBuilder()
+        gtid: str | None = None
+        reader = BinlogFileReader([Path(path)], _decoder_options(self.opts, self.keys))
+        with reader:
+            for event in reader:
+                if isinstance(event, RowsEvent):
+                    where = reader.event_position
+                    assert where is not None
+                    builder.add(event, where.file, where.pos, gtid)
+                    yield from builder.ready()
+                elif isinstance(event, GtidEvent):
+                    gtid = event.gtid
+                elif event.type_code in _MYSQL_GTID:
+                    gtid = str(getattr(event, "gtid", "")) or None
+        yield from builder.rest()
+
+
+_MYSQL_GTID = frozenset({33, 42})  # GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT
+
+
+# -- streaming: a live primary -----------------------------------------------------------
+
+
+class StreamPartition(InputPartition):
+    """Raw events of whole transactions, with the FDE they are decoded with."""
+
+    def __init__(self, index: int, txns: list[TxnSlice]) -> None:
+        self.index = index
+        self.txns = txns
+
+
+def decode_slices(txns: list[TxnSlice], options: DecoderOptions) -> Iterator[pa.RecordBatch]:
+    """Decode the raw events of a stream partition into changelog batches."""
+    builder = ChangelogBuilder()
+    decoder = EventDecoder(options)
+    current_fde: bytes | None = None
+    for fde, file, gtid, events in txns:
+        if fde is not current_fde and fde != current_fde:
+            decoder.reset()
+            decoder.decode(fde)
+            current_fde = fde
+        for pos, raw in events:
+            event = decoder.decode(raw, pos)
+            if isinstance(event, RowsEvent):
+                builder.add(event, file, pos, gtid)
+        yield from builder.ready()
+    yield from builder.rest()
+
+
+class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("mariadb_binlog")``: micro-batches from a live primary."""
+
+    def __init__(self, opts: SourceOptions, schema: StructType) -> None:
+        opts.require_connection()
+        self.opts = opts
+        self.schema = schema
+        self._planner: StreamPlanner | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The planner (socket, cache) stays in the driver-side process.
+        state = self.__dict__.copy()
+        state["_planner"] = None
+        return state
+
+    @property
+    def planner(self) -> StreamPlanner:
+        if self._planner is None:
+            self._planner = StreamPlanner(self.opts)
+        return self._planner
+
+    # -- driver side --------------------------------------------------------------------------
+
+    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
+        return self.planner.initial_offset().to_json()
+
+    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802 - Spark's name
+        if self.opts.max_rows_per_trigger is not None:
+            return ReadMaxRows(self.opts.max_rows_per_trigger)
+        if self.opts.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(self.opts.max_bytes_per_trigger)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:  # noqa: N802 - Spark's name
+        if isinstance(limit, ReadAllAvailable):
+            max_rows = max_bytes = None  # Trigger.Once and the like: options do not apply
+        else:
+            max_rows = self.opts.max_rows_per_trigger
+            max_bytes = self.opts.max_bytes_per_trigger
+            if isinstance(limit, ReadMaxRows):
+                max_rows = limit.max_rows
+            elif isinstance(limit, ReadMaxBytes):
+                max_bytes = limit.max_bytes
+        end = self.planner.latest_offset(Offset.from_json(start), max_rows, max_bytes)
+        return end.to_json()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 - Spark's name
+        self.planner.prepare_available_now()
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[StreamPartition]:
+        parts = self.planner.plan(Offset.from_json(start), Offset.from_json(end))
+        return [StreamPartition(i, p) for i, p in enumerate(parts)]
+
+    def commit(self, end: dict[str, Any]) -> None:
+        self.planner.commit(Offset.from_json(end))
+
+    def stop(self) -> None:
+        if self._planner is not None:
+            self._planner.close()
+
+    # -- executors ----------------------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, StreamPartition)
+        batches = decode_slices(partition.txns, self.opts.decoder_options(with_filter=False))
+        return _conform(batches, _arrow_schema_for(self.schema))
+
+
+class MariaDBBinlogDataSource(DataSource):
+    """The ``mariadb_binlog`` format: batch over binlog files, streaming from a primary."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "mariadb_binlog"
+
+    def schema(self) -> StructType:
+        return changelog_schema()
+
+    def reader(self, schema: StructType) -> BinlogBatchReader:
+        return BinlogBatchReader(parse_options(self.options), schema)
+
+    def streamReader(self, schema: StructType) -> BinlogStreamReader:  # noqa: N802 - Spark's name
+        return BinlogStreamReader(parse_options(self.options), schema)
