@@ -23,6 +23,7 @@ from .binlog.events import (
     DeleteRowsEvent,
     Event,
     GtidEvent,
+    MysqlGtidEvent,
     RotateEvent,
     Row,
     RowsEvent,
@@ -49,7 +50,8 @@ class Change:
     table: str
     before: dict[str, Any] | None
     after: dict[str, Any] | None
-    #: The transaction's GTID ("domain-server-seq" on MariaDB), None if unknown.
+    #: The transaction's GTID ("domain-server-seq" on MariaDB, "uuid:gno" on
+    #: MySQL), None if unknown.
     gtid: str | None
     #: Where the rows event starts in the primary's binlog.
     position: FilePos | None
@@ -111,8 +113,9 @@ class ChangeBuilder:
             return self._changes(event, position)
         if isinstance(event, GtidEvent):
             self._gtid = event.gtid
-        elif hasattr(event, "gtid") and event.type_code in _MYSQL_GTID_TYPES:
-            self._gtid = str(event.gtid)
+        elif isinstance(event, MysqlGtidEvent):
+            # "uuid:gno" ("uuid:tag:gno"); None for ANONYMOUS_GTID (gtid_mode=OFF)
+            self._gtid = event.gtid
         elif isinstance(event, RotateEvent):
             self._file = event.next_file
         return []

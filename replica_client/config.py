@@ -79,6 +79,11 @@ class DecoderOptions:
         max_event_size: larger events raise ``LimitExceededError``.
         table_map_cache_size: distinct table definitions kept compiled.
         encryption_keys: key id -> AES key, for encrypted MariaDB binlog files.
+        unknown_events: what to do with an event type the decoder does not
+            know and the server did not flag LOG_EVENT_IGNORABLE_F: ``"error"``
+            (default) raises ``UnknownEventError``; ``"keep"`` returns it as an
+            ``UnknownEvent`` with its body (for vendor events). Flagged
+            events are always kept as ``UnknownEvent``; none is ever dropped.
     """
 
     verify_checksum: bool = True
@@ -86,9 +91,12 @@ class DecoderOptions:
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE
     table_map_cache_size: int = 4096
     encryption_keys: dict[int, bytes] | None = field(default=None, repr=False)
+    unknown_events: str = "error"
 
     def __post_init__(self) -> None:
         if self.max_event_size < 19:
             raise ConfigError("max_event_size must be at least 19 bytes")
         if self.table_map_cache_size < 1:
             raise ConfigError("table_map_cache_size must be positive")
+        if self.unknown_events not in ("error", "keep"):
+            raise ConfigError("unknown_events must be 'error' or 'keep'")

@@ -3,7 +3,10 @@
 ``open_binlog(path)`` takes one file, a directory (every binlog in it, in the
 order of its ``.index`` file or of the numeric extension), or a list of files,
 and yields typed events. Reading follows from one file to the next; each file
-must start with the binlog magic and a FORMAT_DESCRIPTION_EVENT (v4). Crashed
+must start with the binlog magic; its first event tells the binlog format
+version (v4 FORMAT_DESCRIPTION_EVENT, or a v1/v3 log of MySQL 3.23/4.0, see
+``binlog.legacy``). Event positions are file offsets, also in relay logs
+(whose headers carry the primary's positions in ``log_pos``). Crashed
 logs that end without ROTATE/STOP are read to their last whole event; a file
 that ends inside an event raises :class:`TruncatedBinlogError` naming the
 position. ``*.gz`` files are read through gzip.
@@ -22,10 +25,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from .binlog.constants import BINLOG_MAGIC, EVENT_HEADER_LEN
+from .binlog.constants import BINLOG_MAGIC
 from .binlog.decoder import EventDecoder
 from .binlog.events import Event
-from .binlog.header import unpack_header
+from .binlog.legacy import OLD_HEADER_LEN
 from .config import DecoderOptions, TableFilter
 from .errors import ConfigError, MalformedEventError, ReplicaError, TruncatedBinlogError
 from .position import FilePos
@@ -113,26 +116,32 @@ class BinlogFileReader:
                     f"{str(path)!r} is not a binlog file (bad magic {bytes(data[:4])!r})",
                     position=0,
                 )
-            # Each file starts afresh with its own FDE.
-            self.decoder.reset()
+            # Each file starts afresh: its first event tells the format version
+            # (v4 FDE; v1/v3 START_EVENT_V3 or none), and with it the header
+            # length. event_size is at bytes 9..12 in every version.
+            decoder = self.decoder
+            decoder.begin_file()
             pos = len(BINLOG_MAGIC)
-            decode = self.decoder.iter_decode
+            decode = decoder.iter_decode
             while pos < size:
                 if self._closed:
                     return
-                if pos + EVENT_HEADER_LEN > size:
+                header_len = decoder.header_len
+                if pos == len(BINLOG_MAGIC):
+                    header_len = OLD_HEADER_LEN  # v1 or not is known after this event
+                if pos + header_len > size:
                     raise TruncatedBinlogError(
-                        f"{name} ends inside an event header ({size - pos} of 19 bytes)",
+                        f"{name} ends inside an event header "
+                        f"({size - pos} of {decoder.header_len} bytes)",
                         position=pos,
                     )
                 event_size = int.from_bytes(
                     data[pos + _SIZE_OFFSET : pos + _SIZE_OFFSET + 4], "little"
                 )
-                if event_size < EVENT_HEADER_LEN:
-                    ts_type = unpack_header(data[pos : pos + EVENT_HEADER_LEN])
+                if event_size < header_len:
                     raise MalformedEventError(
                         f"event size {event_size} is smaller than the header",
-                        event_type=ts_type[1],
+                        event_type=data[pos + 4],
                         position=pos,
                     )
                 end = pos + event_size

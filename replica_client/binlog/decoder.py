@@ -30,6 +30,7 @@ from typing import Any, Final
 from ..config import DecoderOptions
 from ..errors import (
     ChecksumMismatchError,
+    DecryptionError,
     LimitExceededError,
     MalformedEventError,
     TruncatedBinlogError,
@@ -38,16 +39,27 @@ from ..errors import (
 from ..position import GtidTriple
 from .charsets import decoder_for_collation
 from .codec import need, read_packed_int, u8, u16, u32, u48, u64
+from .compression import (
+    MARIADB_COMPRESSED_TYPES,
+    decompress_payload,
+    parse_transaction_payload,
+    split_payload_events,
+    uncompress_query_event,
+    uncompress_rows_event,
+)
 from .constants import (
     CHECKSUM_LEN,
     EVENT_HEADER_LEN,
     BinlogChecksumAlg,
+    ColumnType,
     EventFlag,
     EventType,
     RowsFlag,
 )
 from .decimal import decode_decimal
+from .encryption import BinlogDecryptor, parse_start_encryption
 from .events import (
+    MISSING,
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,
@@ -60,11 +72,16 @@ from .events import (
     GtidListEvent,
     HeartbeatEvent,
     IntvarEvent,
+    PartialJson,
+    PartialUpdateRowsEvent,
     QueryEvent,
     RandEvent,
     RotateEvent,
+    Row,
+    StartEncryptionEvent,
     StopEvent,
     TableMapEvent,
+    TransactionPayloadEvent,
     UnknownEvent,
     UpdateRowsEvent,
     UserVarEvent,
@@ -74,6 +91,32 @@ from .events import (
     event_type_name,
 )
 from .header import EventHeader, unpack_header
+from .json_binary import JsonDiff, apply_json_diffs, decode_json_diff
+from .legacy import (
+    OLD_HEADER_LEN,
+    PRE_GA_PERMUTATION,
+    START_V3_V1_MAX_LEN,
+    decode_create_file,
+    decode_delete_file,
+    decode_exec_load,
+    decode_load,
+    decode_old_rows,
+    decode_slave,
+    decode_start_v3,
+    is_pre_ga_renumbered,
+    legacy_post_header_lengths,
+    permute_post_header_lengths,
+)
+from .mysql_events import (
+    decode_gtid,
+    decode_gtid_tagged,
+    decode_heartbeat_v2,
+    decode_incident,
+    decode_previous_gtids,
+    decode_rows_query,
+    decode_transaction_context,
+    decode_view_change,
+)
 from .rows import RowDecoder, RowDecoderCache, check_width
 from .table_map import decode_table_map
 
@@ -88,6 +131,7 @@ EventDecoderFn = Callable[["EventDecoder", EventHeader, memoryview, int, int], E
 _U32: Final = struct.Struct("<I")
 _DOUBLE: Final = struct.Struct("<d")
 _I64: Final = struct.Struct("<q")
+_V1_HEADER: Final = struct.Struct("<IBII")
 _GTID_LIST_ENTRY: Final = struct.Struct("<IIQ")
 _VERSION: Final = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
 
@@ -115,10 +159,18 @@ class EventDecoder:
     """Decodes one binlog event at a time; holds the FDE and TABLE_MAP state.
 
     Args:
-        options: decoder options (checksum verification, table filter, limits).
+        options: decoder options (checksum verification, table filter, limits,
+            unknown-event policy, encryption keys).
         checksum_alg: the checksum algorithm to assume before the first
             FORMAT_DESCRIPTION_EVENT (what the network session negotiated);
             ``None`` means "decide from the FDE" (files start with one).
+
+    Attributes:
+        header_len: the common header length of the current log: 19, or 13
+            for a v1 (MySQL 3.23) log. ``event_size`` is at bytes 9..12 in
+            both, so a reader frames events the same way and asks this only
+            for the smallest valid event.
+        binlog_version: 4, or 1/3 once :meth:`begin_file` saw a legacy log.
     """
 
     def __init__(
@@ -132,10 +184,18 @@ class EventDecoder:
         self.checksum_alg: int = (
             int(checksum_alg) if checksum_alg is not None else BinlogChecksumAlg.UNDEF
         )
+        self.header_len: int = EVENT_HEADER_LEN
+        self.binlog_version: int = 4
         self._tables: dict[int, tuple[TableMapEvent, RowDecoder | None]] = {}
         self._row_decoders = RowDecoderCache(self.options.table_map_cache_size)
         self._filter = self.options.tables if self.options.tables else None
         self._mariadb = True
+        self._file_start = False
+        self._in_file = False
+        self._type_map: dict[int, int] | None = None
+        self._old_table_map = False
+        self._decryptor: BinlogDecryptor | None = None
+        self._keep_unknown = self.options.unknown_events == "keep"
 
     # -- state ----------------------------------------------------------------------
 
@@ -143,6 +203,25 @@ class EventDecoder:
         """Forget the FDE and table maps (a new connection or file set)."""
         self.fde = None
         self._tables.clear()
+        self.header_len = EVENT_HEADER_LEN
+        self.binlog_version = 4
+        self._type_map = None
+        self._old_table_map = False
+        self._decryptor = None
+        self._file_start = False
+
+    def begin_file(self) -> None:
+        """Start a binlog file: the next event decides its format version.
+
+        A FORMAT_DESCRIPTION_EVENT means v4; a START_EVENT_V3 of fewer than 75
+        bytes v1 (13-byte headers), of 75 or more v3; any other event v3
+        (MySQL Internals "Binlog Versions"). Encrypted files are decrypted
+        from their START_ENCRYPTION_EVENT on. The network stream never calls
+        this: a primary always sends an FDE.
+        """
+        self.reset()
+        self._file_start = True
+        self._in_file = True
 
     def post_header_len(self, type_code: int, default: int) -> int:
         """Post-header length of ``type_code`` from the current FDE (or ``default``)."""
@@ -165,9 +244,11 @@ class EventDecoder:
         """Decode one whole event.
 
         Args:
-            data: the event: 19-byte header, body and checksum trailer.
+            data: the event: common header, body and checksum trailer (as
+                stored: encrypted events are decrypted here).
             position: where the event starts (file offset, or the primary's
-                position), used in error messages.
+                position), used in error messages and, for encrypted files,
+                as the IV's counter.
 
         Returns:
             The event, or ``None`` for TABLE_MAP and rows events of tables the
@@ -175,14 +256,25 @@ class EventDecoder:
 
         Raises:
             MalformedEventError: (and subclasses) the bytes are not a valid event.
+            DecryptionError: an encrypted file without the right key.
         """
         view = memoryview(data)
         size = len(view)
-        if size < EVENT_HEADER_LEN:
+        if self._file_start:
+            self._detect_version(view, size, position)
+        hlen = self.header_len
+        if size < hlen:
             raise TruncatedBinlogError(
-                f"event of {size} bytes is shorter than the 19-byte header", position=position
+                f"event of {size} bytes is shorter than the {hlen}-byte header",
+                position=position,
             )
-        header = EventHeader._make(unpack_header(view, 0))
+        if self._decryptor is not None:
+            view = self._decrypt(view, size, position)
+        if hlen == EVENT_HEADER_LEN:
+            header = EventHeader._make(unpack_header(view, 0))
+        else:
+            ts, tc, sid, esize = _V1_HEADER.unpack_from(view, 0)
+            header = EventHeader(ts, tc, sid, esize, 0, 0)
         type_code = header.type_code
         if header.event_size != size:
             raise MalformedEventError(
@@ -194,25 +286,23 @@ class EventDecoder:
             raise LimitExceededError(
                 f"event of {size} bytes exceeds max_event_size {self.options.max_event_size}"
             )
+        if self._type_map is not None and type_code in self._type_map:
+            type_code = self._type_map[type_code]
+            header = header._replace(type_code=type_code)
+        if self.binlog_version == 3 and header.log_pos and type_code < E.FORMAT_DESCRIPTION_EVENT:
+            # v3 (4.0) headers hold the start position; the server reads the end.
+            header = header._replace(log_pos=header.log_pos + size)
         try:
-            if type_code == E.FORMAT_DESCRIPTION_EVENT:
+            if type_code == E.FORMAT_DESCRIPTION_EVENT and hlen == EVENT_HEADER_LEN:
                 return self._format_description(header, view)
             end = size
             if self.checksum_alg == BinlogChecksumAlg.CRC32:
                 end -= CHECKSUM_LEN
-                if end < EVENT_HEADER_LEN:
+                if end < hlen:
                     raise MalformedEventError("event too short for its checksum")
                 if self.options.verify_checksum:
                     self._verify(view, end, header, position)
-            fn = DECODERS.get(type_code)
-            if fn is None:
-                if header.flags & EventFlag.IGNORABLE:
-                    return UnknownEvent(header, bytes(view[EVENT_HEADER_LEN:end]))
-                raise UnknownEventError(
-                    f"unknown event type {type_code} without LOG_EVENT_IGNORABLE_F; "
-                    "this decoder cannot skip it safely"
-                )
-            return fn(self, header, view, EVENT_HEADER_LEN, end)
+            return self._body(header, view, hlen, end, position)
         except MalformedEventError as exc:
             raise exc.with_context(event_type=type_code, position=position) from None
         except _DECODE_ERRORS as exc:
@@ -221,6 +311,27 @@ class EventDecoder:
                 event_type=type_code,
                 position=position,
             ) from exc
+
+    def _body(
+        self, header: EventHeader, view: memoryview, pos: int, end: int, position: int | None
+    ) -> Event | None:
+        type_code = header.type_code
+        fn = DECODERS.get(type_code)
+        if fn is not None:
+            return fn(self, header, view, pos, end)
+        if type_code == E.TRANSACTION_PAYLOAD_EVENT:
+            return self._transaction_payload(header, view, pos, end, position)
+        if type_code in MARIADB_COMPRESSED_TYPES:
+            return self._compressed(header, view, end)
+        if type_code == E.START_ENCRYPTION_EVENT:
+            return self._start_encryption(header, view, pos, end, position)
+        if header.flags & EventFlag.IGNORABLE or self._keep_unknown:
+            return UnknownEvent(header, bytes(view[pos:end]))
+        raise UnknownEventError(
+            f"unknown event type {type_code} without LOG_EVENT_IGNORABLE_F; "
+            "this decoder cannot skip it safely (DecoderOptions(unknown_events='keep') "
+            "keeps such events as UnknownEvent)"
+        )
 
     def iter_decode(
         self, data: bytes | bytearray | memoryview, position: int | None = None
@@ -234,9 +345,114 @@ class EventDecoder:
         if event is None:
             return
         yield event
-        inner = getattr(event, "events", None)
-        if inner is not None:
-            yield from inner
+        if isinstance(event, TransactionPayloadEvent):
+            yield from event.events
+
+    # -- format versions, encryption, containers ----------------------------------------
+
+    def _detect_version(self, view: memoryview, size: int, position: int | None) -> None:
+        self._file_start = False
+        if size < 5:
+            return  # too short for a type byte: decode() reports the truncation
+        type_code = view[4]
+        if type_code == E.FORMAT_DESCRIPTION_EVENT:
+            return
+        if type_code == E.START_EVENT_V3 and size < START_V3_V1_MAX_LEN:
+            version = 1
+            self.header_len = OLD_HEADER_LEN
+        else:
+            version = 3
+        self.binlog_version = version
+        self.checksum_alg = BinlogChecksumAlg.UNDEF
+        header = EventHeader(0, E.START_EVENT_V3, 0, 0, 0, 0)
+        self.fde = FormatDescriptionEvent(
+            header, version, "", 0, self.header_len, legacy_post_header_lengths(version), 255
+        )
+        self._mariadb = False
+        self._old_table_map = True
+
+    def _decrypt(self, view: memoryview, size: int, position: int | None) -> memoryview:
+        assert self._decryptor is not None
+        if position is None:
+            raise DecryptionError("decrypting a binlog event needs its file position")
+        return memoryview(self._decryptor.decrypt_event(view, position))
+
+    def _start_encryption(
+        self, header: EventHeader, view: memoryview, pos: int, end: int, position: int | None
+    ) -> Event:
+        # crypto_scheme u8 | key_version u32 | nonce[12]  (Start_encryption_log_event)
+        start = parse_start_encryption(view[pos:end])
+        event = StartEncryptionEvent(header, start.scheme, start.key_version, start.nonce)
+        keys = self.options.encryption_keys
+        if keys is None:
+            if self._in_file:
+                raise DecryptionError(
+                    "this binlog file is encrypted (START_ENCRYPTION_EVENT at position "
+                    f"{position}); pass the server's key file: open_binlog(..., key_file=...)"
+                )
+            return event  # network: the primary sends plaintext after it
+        if self._in_file:
+            self._decryptor = BinlogDecryptor.from_start_encryption(
+                keys, start, checksum=self.checksum_alg == BinlogChecksumAlg.CRC32
+            )
+        return event
+
+    def _transaction_payload(
+        self, header: EventHeader, view: memoryview, pos: int, end: int, position: int | None
+    ) -> Event:
+        # field list (type, length, value as packed ints; 0 ends it) | payload
+        # (Transaction_payload_event; see compression.parse_transaction_payload).
+        # The FDE lists 40 as its post-header length, but the fields start right
+        # after the common header: that 40 is only the fields' maximal size.
+        parsed = parse_transaction_payload(view[pos:end])
+        raw = decompress_payload(parsed, max_size=self.options.max_event_size)
+        inner: list[Event] = []
+        saved = self.checksum_alg
+        self.checksum_alg = BinlogChecksumAlg.OFF  # inner events carry no CRC32
+        try:
+            for part in split_payload_events(raw):
+                event = self._decode_inner(part, position)
+                if event is not None:
+                    inner.append(event)
+        finally:
+            self.checksum_alg = saved
+        return TransactionPayloadEvent(
+            header, parsed.compression_type, parsed.payload_size, len(raw), tuple(inner)
+        )
+
+    def _decode_inner(self, view: memoryview, position: int | None) -> Event | None:
+        header = EventHeader._make(unpack_header(view, 0))
+        if header.event_size != len(view):
+            raise MalformedEventError("inner event size does not match its header")
+        if header.type_code in (E.FORMAT_DESCRIPTION_EVENT, E.START_ENCRYPTION_EVENT):
+            raise MalformedEventError(
+                f"{event_type_name(header.type_code)} inside a transaction payload"
+            )
+        return self._body(header, view, EVENT_HEADER_LEN, len(view), position)
+
+    def _compressed(self, header: EventHeader, view: memoryview, end: int) -> Event | None:
+        # MariaDB log_bin_compress: rebuild the plain twin (compression.py), then
+        # decode it with the twin's decoder under the original header.
+        type_code = header.type_code
+        crc = self.checksum_alg == BinlogChecksumAlg.CRC32
+        limit = self.options.max_event_size
+        if type_code == E.QUERY_COMPRESSED_EVENT:
+            plain = uncompress_query_event(
+                view,
+                checksum=crc,
+                post_header_len=self.post_header_len(E.QUERY_EVENT, 13),
+                max_size=limit,
+            )
+        else:
+            plain = uncompress_rows_event(
+                view,
+                checksum=crc,
+                post_header_len=self.post_header_len(type_code, 8 if type_code > 168 else 10),
+                max_size=limit,
+            )
+        twin = MARIADB_COMPRESSED_TYPES[type_code]
+        pview = memoryview(plain)
+        return DECODERS[twin](self, header, pview, EVENT_HEADER_LEN, len(pview) - (len(view) - end))
 
     @staticmethod
     def _verify(view: memoryview, end: int, header: EventHeader, position: int | None) -> None:
@@ -282,10 +498,19 @@ class EventDecoder:
         else:
             alg = BinlogChecksumAlg.UNDEF
             lengths = tuple(view[pos:size])
+        version_text = raw_version.decode("ascii", errors="replace")
+        self._type_map = None
+        if is_pre_ga_renumbered(version_text):
+            # MySQL 5.1/5.2 pre-GA trees numbered types 16-22 differently
+            # (Format_description_log_event: event_type_permutation); their
+            # TABLE_MAP has no column metadata and no null bitmap.
+            lengths = permute_post_header_lengths(lengths)
+            self._type_map = dict(PRE_GA_PERMUTATION)
+        self._old_table_map = self._type_map is not None
         fde = FormatDescriptionEvent(
             header,
             binlog_version,
-            raw_version.decode("ascii", errors="replace"),
+            version_text,
             create_timestamp,
             header_length,
             lengths,
@@ -293,6 +518,8 @@ class EventDecoder:
         )
         self.fde = fde
         self.checksum_alg = alg
+        self.binlog_version = 4
+        self.header_len = EVENT_HEADER_LEN
         self._mariadb = fde.is_mariadb
         self._tables.clear()
         return fde
@@ -318,7 +545,9 @@ class EventDecoder:
 
     def _table_map(self, header: EventHeader, view: memoryview, pos: int, end: int) -> Event | None:
         phl = self.post_header_len(E.TABLE_MAP_EVENT, 8)
-        tm = decode_table_map(header, view, pos, end, phl, self._mariadb)
+        tm = decode_table_map(
+            header, view, pos, end, phl, self._mariadb, old_layout=self._old_table_map
+        )
         keep = self._filter is None or self._filter(tm.schema, tm.table)
         if keep:
             definition = bytes(view[pos + phl - 2 : end])
@@ -377,6 +606,32 @@ class EventDecoder:
         need(view, pos, nbytes, "columns-present bitmap")
         present = int.from_bytes(view[pos : pos + nbytes], "little")
         pos += nbytes
+        if kind >= _PRE_GA_WRITE:
+            # PRE_GA rows (log_event_old.cc): one bitmap, raw record images.
+            old_rows = decode_old_rows(decoder, view, pos, end, present, kind == _PRE_GA_UPDATE)
+            if kind == _PRE_GA_UPDATE:
+                return UpdateRowsEvent(
+                    header, table_id, flags, table, present, extra, old_rows, present
+                )
+            cls = WriteRowsEvent if kind == _PRE_GA_WRITE else DeleteRowsEvent
+            return cls(header, table_id, flags, table, present, extra, old_rows)
+        if kind == _PARTIAL:
+            need(view, pos, nbytes, "columns-present bitmap (after image)")
+            present_after = int.from_bytes(view[pos : pos + nbytes], "little")
+            pos += nbytes
+            return self._partial_update(
+                header,
+                table_id,
+                flags,
+                table,
+                decoder,
+                extra,
+                view,
+                pos,
+                end,
+                present,
+                present_after,
+            )
         if kind == _UPDATE:
             need(view, pos, nbytes, "columns-present bitmap (after image)")
             present_after = int.from_bytes(view[pos : pos + nbytes], "little")
@@ -390,8 +645,96 @@ class EventDecoder:
             return WriteRowsEvent(header, table_id, flags, table, present, extra, rows)
         return DeleteRowsEvent(header, table_id, flags, table, present, extra, rows)
 
+    def _partial_update(
+        self,
+        header: EventHeader,
+        table_id: int,
+        flags: int,
+        table: TableMapEvent,
+        decoder: RowDecoder,
+        extra: bytes,
+        view: memoryview,
+        pos: int,
+        end: int,
+        present: int,
+        present_after: int,
+    ) -> Event:
+        # PARTIAL_UPDATE_ROWS_EVENT rows (MySQL rpl_record.h, unpack_row):
+        #   before-image | value_options packed | [partial_bits] | after-image
+        # partial_bits: one bit per JSON column of the table (LSB first), set
+        # when that column's after value is a JSON diff vector: length (as the
+        # column's BLOB length bytes) | diffs (json_binary.decode_json_diff).
+        json_cols = [c.index for c in table.columns if c.type == ColumnType.JSON]
+        nbits = len(json_cols)
+        pairs: list[tuple[Row, Row]] = []
+        all_diffs: list[dict[int, tuple[JsonDiff, ...]]] = []
+        readers = decoder.readers
+        while pos < end:
+            before, pos = decoder.decode_image(view, pos, present)
+            options, pos = read_packed_int(view, pos)
+            partial: list[int] = []
+            if options & _PARTIAL_JSON_UPDATES:
+                nb = (nbits + 7) >> 3
+                need(view, pos, nb, "partial-JSON bitmap")
+                bits = int.from_bytes(view[pos : pos + nb], "little")
+                pos += nb
+                partial = [c for i, c in enumerate(json_cols) if (bits >> i) & 1]
+            if partial:
+                patched = list(readers)
+                for c in partial:
+                    patched[c] = _diff_reader(table.columns[c].meta)
+                after, pos = decoder.decode_image_with(view, pos, present_after, tuple(patched))
+                values = list(after)
+                diffs: dict[int, tuple[JsonDiff, ...]] = {}
+                for c in partial:
+                    value = values[c]
+                    if not isinstance(value, PartialJson):
+                        continue  # NULL or absent: nothing was diffed
+                    diffs[c] = value.diffs
+                    base = before[c]
+                    if base is not MISSING:
+                        values[c] = apply_json_diffs(base, value.diffs)
+                after = tuple(values)
+                all_diffs.append(diffs)
+            else:
+                after, pos = decoder.decode_image(view, pos, present_after)
+                all_diffs.append({})
+            pairs.append((before, after))
+        if pos != end:
+            raise MalformedEventError(
+                f"row images overrun the event by {pos - end} bytes", offset=end
+            )
+        return PartialUpdateRowsEvent(
+            header,
+            table_id,
+            flags,
+            table,
+            present,
+            extra,
+            tuple(pairs),
+            present_after,
+            tuple(all_diffs),
+        )
 
-_WRITE, _UPDATE, _DELETE = 0, 1, 2
+
+_WRITE, _UPDATE, _DELETE, _PARTIAL = 0, 1, 2, 3
+_PRE_GA_WRITE, _PRE_GA_UPDATE, _PRE_GA_DELETE = 10, 11, 12
+_PARTIAL_JSON_UPDATES: Final = 1
+
+
+def _diff_reader(meta: int) -> Callable[[memoryview, int], tuple[Any, int]]:
+    """Reads a partial JSON value: length (meta bytes) | JSON diff vector."""
+    if meta not in (1, 2, 3, 4):
+        raise MalformedEventError(f"JSON length size {meta} not in 1..4")
+
+    def read(view: memoryview, pos: int) -> tuple[Any, int]:
+        need(view, pos, meta, "JSON diff length")
+        n = int.from_bytes(view[pos : pos + meta], "little")
+        start = pos + meta
+        need(view, start, n, "JSON diff vector")
+        return PartialJson(tuple(decode_json_diff(view[start : start + n]))), start + n
+
+    return read
 
 
 def _has_checksum_alg(version: bytes) -> bool:
@@ -410,7 +753,8 @@ def _has_checksum_alg(version: bytes) -> bool:
 
 def _rotate(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
     # position u64 | next file name (rest)
-    phl = d.post_header_len(E.ROTATE_EVENT, 8)
+    # (v1 logs have no post-header: the next file starts at 4)
+    phl = 0 if d.binlog_version == 1 else d.post_header_len(E.ROTATE_EVENT, 8)
     position = u64(view, pos) if phl >= 8 else 4
     name = bytes(view[pos + phl : end])
     if h.flags & EventFlag.ARTIFICIAL or h.log_pos == 0:
@@ -814,4 +1158,28 @@ DECODERS: dict[int, EventDecoderFn] = {
     E.BINLOG_CHECKPOINT_EVENT: _binlog_checkpoint,
     E.GTID_EVENT: _mariadb_gtid,
     E.GTID_LIST_EVENT: _gtid_list,
+    # MySQL
+    E.INCIDENT_EVENT: decode_incident,
+    E.ROWS_QUERY_LOG_EVENT: decode_rows_query,
+    E.GTID_LOG_EVENT: decode_gtid,
+    E.ANONYMOUS_GTID_LOG_EVENT: decode_gtid,
+    E.GTID_TAGGED_LOG_EVENT: decode_gtid_tagged,
+    E.PREVIOUS_GTIDS_LOG_EVENT: decode_previous_gtids,
+    E.TRANSACTION_CONTEXT_EVENT: decode_transaction_context,
+    E.VIEW_CHANGE_EVENT: decode_view_change,
+    E.HEARTBEAT_LOG_EVENT_V2: decode_heartbeat_v2,
+    E.PARTIAL_UPDATE_ROWS_EVENT: _rows_fn(True, _PARTIAL),
+    # legacy (binlog v1/v3, pre-GA 5.1)
+    E.START_EVENT_V3: decode_start_v3,
+    E.LOAD_EVENT: decode_load,
+    E.NEW_LOAD_EVENT: decode_load,
+    E.SLAVE_EVENT: decode_slave,
+    E.CREATE_FILE_EVENT: decode_create_file,
+    E.EXEC_LOAD_EVENT: decode_exec_load,
+    E.DELETE_FILE_EVENT: decode_delete_file,
+    E.PRE_GA_WRITE_ROWS_EVENT: _rows_fn(False, _PRE_GA_WRITE),
+    E.PRE_GA_UPDATE_ROWS_EVENT: _rows_fn(False, _PRE_GA_UPDATE),
+    E.PRE_GA_DELETE_ROWS_EVENT: _rows_fn(False, _PRE_GA_DELETE),
 }
+# Decoded by EventDecoder itself (they need its state): TRANSACTION_PAYLOAD (inner
+# events), START_ENCRYPTION (switches decryption on), MariaDB compressed events.

@@ -16,36 +16,56 @@ from typing import Any, ClassVar, Final, NamedTuple
 from ..position import GtidTriple
 from .constants import EventFlag, EventType
 from .header import EventHeader
+from .json_binary import JsonDiff
 
 __all__ = [
     "MISSING",
     "AnnotateRowsEvent",
+    "AnonymousGtidEvent",
     "AppendBlockEvent",
     "BeginLoadQueryEvent",
     "BinlogCheckpointEvent",
     "ColumnInfo",
+    "CreateFileEvent",
+    "DeleteFileEvent",
     "DeleteRowsEvent",
     "Event",
+    "ExecLoadEvent",
     "ExecuteLoadQueryEvent",
     "FormatDescriptionEvent",
     "Geometry",
     "GtidEvent",
     "GtidListEvent",
+    "GtidSetEntry",
     "HeartbeatEvent",
+    "HeartbeatV2Event",
+    "IncidentEvent",
     "IntvarEvent",
     "InvalidDate",
     "InvalidDatetime",
+    "LoadEvent",
     "Missing",
+    "MysqlGtidEvent",
+    "PartialJson",
+    "PartialUpdateRowsEvent",
+    "PreviousGtidsEvent",
     "QueryEvent",
     "RandEvent",
     "RotateEvent",
     "Row",
     "RowsEvent",
+    "RowsQueryEvent",
+    "SlaveEvent",
+    "StartEncryptionEvent",
+    "StartEventV3",
     "StopEvent",
     "TableMapEvent",
+    "TransactionContextEvent",
+    "TransactionPayloadEvent",
     "UnknownEvent",
     "UpdateRowsEvent",
     "UserVarEvent",
+    "ViewChangeEvent",
     "WriteRowsEvent",
     "XaPrepareEvent",
     "XidEvent",
@@ -411,6 +431,218 @@ class ExecuteLoadQueryEvent(Event):
         return self.query_event.query
 
 
+# -- MySQL events -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MysqlGtidEvent(Event):
+    """MySQL GTID_LOG_EVENT (33) / GTID_TAGGED_LOG_EVENT (42): starts a transaction.
+
+    ``gtid`` is ``"uuid:gno"`` (``"uuid:tag:gno"`` for tagged GTIDs). Fields a
+    server version does not write are ``None`` (5.6 has no logical clock, 5.7
+    no commit timestamps, ...). Timestamps are microseconds since the epoch.
+    """
+
+    flags: int
+    uuid: str
+    gno: int
+    tag: str | None = None
+    last_committed: int | None = None
+    sequence_number: int | None = None
+    immediate_commit_timestamp: int | None = None
+    original_commit_timestamp: int | None = None
+    transaction_length: int | None = None
+    immediate_server_version: int | None = None
+    original_server_version: int | None = None
+    commit_group_ticket: int | None = None
+
+    #: The transaction may contain statement-based changes.
+    FLAG_MAY_HAVE_SBR: ClassVar[int] = 1
+
+    @property
+    def gtid(self) -> str | None:
+        if self.tag:
+            return f"{self.uuid}:{self.tag}:{self.gno}"
+        return f"{self.uuid}:{self.gno}"
+
+
+@dataclass(frozen=True, slots=True)
+class AnonymousGtidEvent(MysqlGtidEvent):
+    """MySQL ANONYMOUS_GTID_LOG_EVENT (34): a transaction without a GTID (gtid_mode=OFF)."""
+
+    @property
+    def gtid(self) -> str | None:
+        return None
+
+
+class GtidSetEntry(NamedTuple):
+    """One source of a MySQL GTID set: UUID, tag ('' when untagged), intervals.
+
+    Intervals are ``(first, last)`` pairs, both inclusive (``uuid:1-5`` is ``(1, 5)``).
+    """
+
+    uuid: str
+    tag: str
+    intervals: tuple[tuple[int, int], ...]
+
+    def __str__(self) -> str:
+        head = f"{self.uuid}:{self.tag}" if self.tag else self.uuid
+        return head + "".join(f":{a}-{b}" if a != b else f":{a}" for a, b in self.intervals)
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousGtidsEvent(Event):
+    """MySQL PREVIOUS_GTIDS_LOG_EVENT (35): the GTIDs of all earlier binlog files."""
+
+    entries: tuple[GtidSetEntry, ...]
+
+    @property
+    def gtid_set(self) -> str:
+        """The set in MySQL's text form (``uuid:1-5:7,uuid2:tag:1-3``)."""
+        return ",".join(str(e) for e in self.entries)
+
+
+@dataclass(frozen=True, slots=True)
+class RowsQueryEvent(Event):
+    """MySQL ROWS_QUERY_LOG_EVENT (29): the SQL text behind the following row events."""
+
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentEvent(Event):
+    """INCIDENT_EVENT (26): something happened on the primary that replicas must know.
+
+    ``incident`` is the server's number as written (1 = LOST_EVENTS, 2 =
+    LOST_GTIDS_IN_... ); values outside the known range are kept, not rejected.
+    """
+
+    incident: int
+    message: str
+
+    LOST_EVENTS: ClassVar[int] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatV2Event(HeartbeatEvent):
+    """HEARTBEAT_LOG_EVENT_V2 (41): heartbeat with a 64-bit position."""
+
+    position: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ViewChangeEvent(Event):
+    """VIEW_CHANGE_EVENT (37): a group replication membership change."""
+
+    view_id: str
+    seq_number: int
+    certification_info: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionContextEvent(Event):
+    """TRANSACTION_CONTEXT_EVENT (36): group replication certification data."""
+
+    server_uuid: str
+    thread_id: int
+    gtid_specified: bool
+    snapshot_version: bytes
+    write_set: tuple[bytes, ...]
+    read_set: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionPayloadEvent(Event):
+    """TRANSACTION_PAYLOAD_EVENT (40): a compressed transaction.
+
+    ``events`` are the inner events (GTID excluded: it precedes the payload),
+    decoded in order; ``EventDecoder.iter_decode`` yields them right after
+    this event.
+    """
+
+    compression_type: int
+    payload_size: int
+    uncompressed_size: int
+    events: tuple[Event, ...] = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class StartEncryptionEvent(Event):
+    """MariaDB START_ENCRYPTION_EVENT (164): every later event of the file is encrypted."""
+
+    scheme: int
+    key_version: int
+    nonce: bytes
+
+
+# -- legacy events (binlog v1/v3, MySQL 3.23 - 5.0) ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartEventV3(Event):
+    """START_EVENT_V3 (1): first event of a v1 (3.23) or v3 (4.0) binlog."""
+
+    binlog_version: int
+    server_version: str
+    create_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoadEvent(Event):
+    """LOAD_EVENT (6) / NEW_LOAD_EVENT (12): LOAD DATA INFILE as logged by 3.23/4.0.
+
+    ``field_term`` ... ``escaped`` are the FIELDS/LINES options; ``fields`` the
+    column list; ``file_name`` the file on the primary.
+    """
+
+    thread_id: int
+    exec_time: int
+    skip_lines: int
+    schema: str
+    table: str
+    fields: tuple[str, ...]
+    file_name: str
+    field_term: bytes
+    enclosed: bytes
+    line_term: bytes
+    line_start: bytes
+    escaped: bytes
+    opt_flags: int
+    empty_flags: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CreateFileEvent(LoadEvent):
+    """CREATE_FILE_EVENT (8): a LOAD DATA statement with the first block of its file."""
+
+    file_id: int = 0
+    data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecLoadEvent(Event):
+    """EXEC_LOAD_EVENT (10): execute the LOAD DATA of ``file_id``."""
+
+    file_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteFileEvent(Event):
+    """DELETE_FILE_EVENT (11): the LOAD DATA of ``file_id`` failed; drop its file."""
+
+    file_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class SlaveEvent(Event):
+    """SLAVE_EVENT (7): a replica's primary coordinates (never written by any server)."""
+
+    master_pos: int
+    master_port: int
+    master_host: str
+    master_log: str
+
+
 # -- row events --------------------------------------------------------------------------
 
 
@@ -518,6 +750,30 @@ class UpdateRowsEvent(RowsEvent):
     columns_present_after: int = 0
 
     op: ClassVar[str] = "update"
+
+
+class PartialJson(NamedTuple):
+    """A JSON after-image value sent as a diff whose base document is not in the event.
+
+    PARTIAL_UPDATE_ROWS with a before image that lacks the column (MINIMAL row
+    image): apply ``diffs`` (``json_binary.apply_json_diffs``) to the column's
+    previous value to get the new document.
+    """
+
+    diffs: tuple[JsonDiff, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PartialUpdateRowsEvent(UpdateRowsEvent):
+    """PARTIAL_UPDATE_ROWS_EVENT (39): UPDATE with JSON columns sent as diffs.
+
+    ``rows`` holds full after images: each partially updated JSON column is
+    the before-image document with the diffs applied (or a :class:`PartialJson`
+    when the before image lacks that column). ``json_diffs`` gives, per row, the
+    diffs by column index, exactly as logged.
+    """
+
+    json_diffs: tuple[dict[int, tuple[JsonDiff, ...]], ...] = ()
 
 
 def event_type_name(type_code: int) -> str:

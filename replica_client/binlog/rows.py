@@ -62,12 +62,18 @@ class RowDecoder:
         return self._decode_partial(view, pos, present)
 
     def _decode_partial(self, view: memoryview, pos: int, present: int) -> tuple[Row, int]:
+        return self.decode_image_with(view, pos, present, self.readers)
+
+    def decode_image_with(
+        self, view: memoryview, pos: int, present: int, readers: tuple[ColumnReader, ...]
+    ) -> tuple[Row, int]:
+        """Decode one image with other readers (PARTIAL_UPDATE_ROWS' JSON diffs)."""
         null_len = (present.bit_count() + 7) >> 3
         nulls = int.from_bytes(view[pos : pos + null_len], "little")
         pos += null_len
         values: list[Any] = []
         append = values.append
-        for read in self.readers:
+        for read in readers:
             if not present & 1:
                 append(MISSING)
             elif nulls & 1:

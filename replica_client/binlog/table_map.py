@@ -61,8 +61,10 @@ _META_BIG_ENDIAN: Final = frozenset({T.BIT, T.NEWDECIMAL, T.STRING, T.ENUM, T.SE
 _NUMERIC: Final = frozenset(
     {T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.NEWDECIMAL, T.FLOAT, T.DOUBLE, T.DECIMAL}
 )
+# MySQL 9 counts VECTOR (a binary string underneath) among the character
+# columns of DEFAULT_CHARSET / COLUMN_CHARSET (seen in vector.binlog, 9.0).
 _CHARACTER: Final = frozenset(
-    {T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB}
+    {T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR}
 )
 
 
@@ -127,9 +129,21 @@ class _Col:
 
 
 def decode_table_map(
-    header: EventHeader, view: memoryview, pos: int, end: int, post_header_len: int, mariadb: bool
+    header: EventHeader,
+    view: memoryview,
+    pos: int,
+    end: int,
+    post_header_len: int,
+    mariadb: bool,
+    *,
+    old_layout: bool = False,
 ) -> TableMapEvent:
-    """Decode a TABLE_MAP body from ``pos`` to ``end`` (checksum excluded)."""
+    """Decode a TABLE_MAP body from ``pos`` to ``end`` (checksum excluded).
+
+    ``old_layout``: the log is from a MySQL 5.1/5.2 pre-GA tree, whose TABLE_MAP
+    may end right after the column types (no metadata, no null bitmap: every
+    column is then taken as nullable with no type metadata).
+    """
     if post_header_len == 6:
         table_id = u32(view, pos)
         pos += 4
@@ -144,6 +158,12 @@ def decode_table_map(
     need(view, pos, count, "column types")
     types = bytes(view[pos : pos + count])
     pos += count
+    if old_layout and pos == end:
+        cols_old = tuple(
+            ColumnInfo(index=i, type=t, real_type=t, meta=0, nullable=True)
+            for i, t in enumerate(types)
+        )
+        return TableMapEvent(header, table_id, table_flags, schema, table, cols_old)
     meta_len, pos = read_packed_int(view, pos)
     need(view, pos, meta_len, "column metadata")
     meta_end = pos + meta_len
