@@ -210,6 +210,8 @@ class FakePrimary:
     _parsec_salt: bytes = b""
     _rsa: rsa.RSAPrivateKey | None = None
     last_packets: list[bytes] = field(default_factory=list)
+    #: When set, the dump serves this file from the requested position (else ``events``).
+    binlog: BinlogBuilder | None = None
 
     # -- framing --------------------------------------------------------------------------
 
@@ -428,6 +430,17 @@ class FakePrimary:
         return out
 
     def _stream(self) -> bytes:
+        if self.binlog is not None and self.dump is not None and self.dump[0] == 0x12:
+            b = self.binlog
+            pos = int.from_bytes(self.dump[1:5], "little")
+            name = self.dump[11:].decode() or b.file
+            assert name == b.file, f"fake primary has only {b.file}, asked for {name}"
+            self.events = [fake_rotate(name, pos, crc=b.crc)]
+            if pos > 4:  # the FDE is re-sent with log_pos 0
+                fde = b.events[0]
+                self.events.append(build_event(15, fde[19:-4], log_pos=0, crc=True))
+            pairs = zip(b.events, b.starts, strict=True)
+            self.events += [ev for ev, start in pairs if start >= pos]
         self.last_packets = self.event_packets()
         return b"".join(self.last_packets)
 
