@@ -7,6 +7,7 @@ reads binlog files (``open_binlog``), and turns row events into changes
 
 from __future__ import annotations
 
+from .aio import BinlogStream, ReconnectPolicy, ReplicaConfig, connect
 from .binlog.constants import ColumnType, EventType
 from .binlog.events import (
     MISSING,
@@ -63,11 +64,17 @@ from .errors import (
 )
 from .files import BinlogFileReader, open_binlog
 from .position import FilePos, Gtid, GtidTriple
+from .wire.gtidset import MysqlGtidSet
 
 __version__ = "0.1.0"
 
 __all__ = [
     "MISSING",
+    "BinlogStream",
+    "ReconnectPolicy",
+    "ReplicaConfig",
+    "connect",
+    "MysqlGtidSet",
     "AnnotateRowsEvent",
     "AppendBlockEvent",
     "BeginLoadQueryEvent",
