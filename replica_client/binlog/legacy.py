@@ -76,13 +76,13 @@ START_V3_V1_MAX_LEN: Final = 75
 
 #: Old type id -> current type id for the pre-GA 5.1/5.2 trees (ids 16-22).
 PRE_GA_PERMUTATION: Final[dict[int, int]] = {
-    16: E.TABLE_MAP_EVENT,
-    17: E.PRE_GA_WRITE_ROWS_EVENT,
-    18: E.PRE_GA_UPDATE_ROWS_EVENT,
-    19: E.PRE_GA_DELETE_ROWS_EVENT,
-    20: E.XID_EVENT,
-    21: E.BEGIN_LOAD_QUERY_EVENT,
-    22: E.EXECUTE_LOAD_QUERY_EVENT,
+    16: int(E.TABLE_MAP_EVENT),
+    17: int(E.PRE_GA_WRITE_ROWS_EVENT),
+    18: int(E.PRE_GA_UPDATE_ROWS_EVENT),
+    19: int(E.PRE_GA_DELETE_ROWS_EVENT),
+    20: int(E.XID_EVENT),
+    21: int(E.BEGIN_LOAD_QUERY_EVENT),
+    22: int(E.EXECUTE_LOAD_QUERY_EVENT),
 }
 _PRE_GA_VERSION: Final = re.compile(r"5\.(?:1\.[1-5]-a_drop5|1\.4-a_drop6|2\.[0-2]-a_drop6)")
 _PRE_GA_EVENT_TYPES: Final = 22
