@@ -7,7 +7,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,spark]'
 
 echo "== ruff check"
 python3 -m ruff check .

@@ -1,0 +1,1 @@
+"""Tests of the PySpark data source (local SparkSession, private MariaDB primary)."""

@@ -1,0 +1,89 @@
+"""One local SparkSession for the Spark tests, and a primary of their own.
+
+The session is created once (``local[2]``, two shuffle partitions, no UI):
+starting the JVM takes most of the module's wall time. Executors run the
+interpreter that runs the tests (``PYSPARK_PYTHON``), with the source tree on
+``PYTHONPATH`` so that Spark's lookup of ``pyspark_*`` modules finds the
+top-level registration module even under an editable install.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from replica_client.spark import register
+from replica_client.testing.pytest_plugin import PrimaryFactory
+from replica_client.testing.server import MariaDBServer, ServerVariant
+
+__all__: list[str] = []
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: A server of its own: the binlog then holds only these tests' transactions.
+#: (8192 is the default row-event size; the flag only makes the variant distinct.)
+SPARK_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=8192",))
+#: A second one for the test that purges binlogs.
+PURGE_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=16384",))
+
+_server_ids = itertools.count(5001)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    path = os.environ.get("PYTHONPATH", "")
+    if str(ROOT) not in path.split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), path) if p)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("replica_client-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
+    return mariadb_primary_factory(SPARK_VARIANT)
+
+
+@pytest.fixture(scope="session")
+def purge_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
+    return mariadb_primary_factory(PURGE_VARIANT)
+
+
+@pytest.fixture
+def server_id() -> int:
+    """A replica server_id no other test uses (a duplicate id kicks the other replica)."""
+    return next(_server_ids)
+
+
+def stream_options(srv: MariaDBServer, server_id: int, **extra: Any) -> dict[str, Any]:
+    """Connection options of the source for ``srv``."""
+    opts: dict[str, Any] = {
+        "host": srv.host,
+        "port": srv.port,
+        "user": srv.user,
+        "password": srv.password,
+        "server_id": server_id,
+    }
+    opts.update(extra)
+    return opts

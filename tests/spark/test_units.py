@@ -1,0 +1,138 @@
+"""Parts of the Spark source that need no server and no JVM: options, schema, offsets."""
+
+from __future__ import annotations
+
+import pkgutil
+from decimal import Decimal
+
+import pytest
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from replica_client.errors import ConfigError
+from replica_client.position import FilePos, Gtid
+from replica_client.spark import CHANGELOG_SCHEMA, FIELDS, parse_options, sequence
+from replica_client.spark.changelog import ARROW_SCHEMA, _json
+from replica_client.spark.dump import Txn, position_key
+from replica_client.spark.options import DEFAULT_MAX_BYTES_PER_TRIGGER
+from replica_client.spark.planner import Offset, split_partitions
+
+from .conftest import ROOT
+
+
+def test_option_names_are_case_insensitive_as_spark_lowercases_them() -> None:
+    opts = parse_options(
+        {
+            "host": "db1",
+            "port": "3307",
+            "user": "repl",
+            "server_id": "12",
+            "startingposition": "mysql-bin.000003:4",
+            "maxrowspertrigger": "100",
+            "MaxBytesPerTrigger": "0",
+            "tables": "shop.*, crm.users",
+        }
+    )
+    assert (opts.host, opts.port, opts.user, opts.server_id) == ("db1", 3307, "repl", 12)
+    assert opts.starting_position == FilePos("mysql-bin.000003", 4)
+    assert opts.max_rows_per_trigger == 100
+    assert opts.max_bytes_per_trigger is None
+    assert opts.tables("shop", "x") and opts.tables("crm", "users")
+    assert not opts.tables("crm", "other")
+    assert parse_options({"serverId": "7"}).server_id == 7
+    assert parse_options({}).max_bytes_per_trigger == DEFAULT_MAX_BYTES_PER_TRIGGER
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("earliest", "earliest"),
+        ("LATEST", "latest"),
+        ("0-1-100,1-2-7", Gtid("0-1-100,1-2-7")),
+        ("mysql-bin.000001:256", FilePos("mysql-bin.000001", 256)),
+    ],
+)
+def test_starting_positions(text: str, expected: object) -> None:
+    assert parse_options({"startingPosition": text}).starting_position == expected
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"nosuch": "1"}, {"port": "x"}, {"maxRowsPerTrigger": "0"}, {"startingPosition": "bogus"}],
+)
+def test_bad_options_raise_config_error(options: dict[str, str]) -> None:
+    with pytest.raises(ConfigError):
+        parse_options(options)
+
+
+def test_stream_needs_user_and_server_id() -> None:
+    with pytest.raises(ConfigError, match="server_id"):
+        parse_options({"user": "repl"}).require_connection()
+
+
+def test_arrow_schema_is_the_one_spark_expects() -> None:
+    assert [f.name for f in CHANGELOG_SCHEMA.fields] == [name for name, _, _ in FIELDS]
+    assert to_arrow_schema(CHANGELOG_SCHEMA, timezone="UTC").equals(ARROW_SCHEMA)
+
+
+def test_seq_orders_rows_across_events_and_files() -> None:
+    keys = [
+        sequence("mysql-bin.000001", 900, 0),
+        sequence("mysql-bin.000001", 900, 5),
+        sequence("mysql-bin.000001", 960, 0),
+        sequence("mysql-bin.000002", 4, 0),
+    ]
+    assert keys == sorted(keys) and len(set(keys)) == 4
+    assert sequence("mysql-bin.999999", 0xFFFFFFFF, 0) < 1 << 63
+
+
+def test_json_images() -> None:
+    from replica_client.binlog.events import Geometry, InvalidDate
+
+    text = _json(
+        {"d": Decimal("1.50"), "b": b"\x00\xff", "z": InvalidDate(0, 0, 0), "g": Geometry(0, b"")}
+    )
+    assert text == '{"d":"1.50","b":"AP8=","z":"0000-00-00","g":{"srid":0,"wkb":""}}'
+
+
+def test_offsets_round_trip_and_order() -> None:
+    off = Offset("mysql-bin.000002", 4, "0-1-9")
+    assert Offset.from_json(off.to_json()) == off
+    assert off.start() == FilePos("mysql-bin.000002", 4)
+    assert Offset("", 0, "0-1-9").start() == Gtid("0-1-9")
+    assert position_key(FilePos("mysql-bin.000010", 4)) > position_key(
+        FilePos("mysql-bin.000009", 99999)
+    )
+    with pytest.raises(ConfigError):
+        Offset.from_json({"file": "x"})
+
+
+def test_partitions_split_at_transactions_by_bytes() -> None:
+    opts = parse_options({"partitionBytes": "1000", "maxPartitions": "3"})
+    txns = [
+        Txn(
+            b"F",
+            "f.000001",
+            [(4, b"x" * 400)],
+            f"0-1-{i}",
+            FilePos("f.000001", i),
+            "",
+            400,
+            0,
+            True,
+        )
+        for i in range(10)
+    ]
+    txns.append(Txn(b"F", "f.000001", [], None, FilePos("f.000001", 99), "", 10, 0, True))
+    parts = split_partitions(txns, opts)
+    assert len(parts) == 3
+    assert [s[2] for p in parts for s in p] == [f"0-1-{i}" for i in range(10)]
+
+
+def test_top_level_registration_module() -> None:
+    found = {m.name for m in pkgutil.iter_modules([str(ROOT)])}
+    assert "pyspark_mariadb_binlog" in found
+    import pyspark_mariadb_binlog
+
+    assert issubclass(pyspark_mariadb_binlog.DefaultSource, DataSource)
+    assert pyspark_mariadb_binlog.DefaultSource.name() == "mariadb_binlog"
