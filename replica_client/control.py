@@ -1,0 +1,191 @@
+"""Control connection to the primary (aiomysql): server checks, positions, schema names.
+
+Driver layer, beside :mod:`replica_client.aio`: ordinary SQL over a normal
+client connection, never on the replication connection. Used for
+
+* what the primary is: version, flavor, server_id, binlog settings
+  (:func:`server_info`);
+* where its binlog is now: file position and GTID state (:func:`current_position`)
+  and the binlog file list (:func:`binlog_files`);
+* column names for servers that do not write FULL row metadata
+  (:class:`InformationSchemaProvider`, a ``schema_provider`` for
+  :class:`~replica_client.aio.ReplicaConfig`).
+
+``connect()`` itself does not need this module: it resolves ``start="now"``
+in-band on the replication connection (``@@gtid_binlog_pos`` / ``@@gtid_executed``),
+which needs no privilege beyond REPLICATION SLAVE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiomysql
+
+from .aio.config import ReplicaConfig
+from .errors import ConnectionLostError, ReplicaError, server_error
+from .position import FilePos, Gtid
+from .wire.gtidset import MysqlGtidSet
+
+__all__ = [
+    "InformationSchemaProvider",
+    "ServerInfo",
+    "binlog_files",
+    "current_position",
+    "open_control",
+    "server_info",
+]
+
+
+async def open_control(config: ReplicaConfig) -> Any:
+    """An aiomysql connection with the replica's address, account and TLS settings.
+
+    Raises:
+        ConnectionLostError: the primary cannot be reached.
+        ServerError: the primary refused the login (AuthenticationError for 1045).
+    """
+    try:
+        return await aiomysql.connect(
+            host=config.host,
+            port=config.port,
+            unix_socket=config.unix_socket,
+            user=config.user,
+            password=config.password,
+            ssl=config.ssl_context(),
+            autocommit=True,
+            connect_timeout=config.connect_timeout,
+            charset="utf8mb4",
+        )
+    except Exception as exc:
+        raise _translate(exc, config.address) from exc
+
+
+def _translate(exc: Exception, address: str) -> ReplicaError:
+    args = getattr(exc, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int) and args[0] >= 1000:
+        return server_error(args[0], "HY000", str(args[1]))
+    return ConnectionLostError(f"control connection to {address} failed: {exc}")
+
+
+async def _rows(conn: Any, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
+    async with conn.cursor() as cur:
+        await cur.execute(sql, args)
+        return list(await cur.fetchall())
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What the primary says about itself."""
+
+    version: str
+    is_mariadb: bool
+    server_id: int
+    binlog_format: str
+    binlog_row_metadata: str | None
+    binlog_checksum: str
+    semi_sync_enabled: bool
+
+
+async def server_info(conn: Any) -> ServerInfo:
+    """Version, flavor and binlog settings of the primary."""
+    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
+    mariadb = "mariadb" in version.lower()
+    variables = {
+        str(name).lower(): value
+        for name, value in await _rows(
+            conn,
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('server_id', 'binlog_format', "
+            "'binlog_row_metadata', 'binlog_checksum', 'rpl_semi_sync_master_enabled', "
+            "'rpl_semi_sync_source_enabled')",
+        )
+    }
+    semi = variables.get("rpl_semi_sync_master_enabled") or variables.get(
+        "rpl_semi_sync_source_enabled"
+    )
+    return ServerInfo(
+        version=version,
+        is_mariadb=mariadb,
+        server_id=int(variables.get("server_id", 0)),
+        binlog_format=str(variables.get("binlog_format", "")),
+        binlog_row_metadata=variables.get("binlog_row_metadata"),
+        binlog_checksum=str(variables.get("binlog_checksum", "NONE")),
+        semi_sync_enabled=str(semi).upper() in ("ON", "1"),
+    )
+
+
+async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidSet | None]:
+    """The primary's binlog end: (file position, GTID state) as of now.
+
+    The file position needs BINLOG MONITOR / REPLICATION CLIENT; ``None`` when
+    the account lacks it or binary logging is off.
+    """
+    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
+    mariadb = "mariadb" in version.lower()
+    filepos: FilePos | None = None
+    for statement in ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"):
+        try:
+            rows = await _rows(conn, statement)
+        except Exception:  # privilege or syntax varies by server
+            continue
+        if rows:
+            filepos = FilePos(str(rows[0][0]), int(rows[0][1]))
+        break
+    gtid: Gtid | MysqlGtidSet | None
+    if mariadb:
+        gtid = Gtid(str((await _rows(conn, "SELECT @@GLOBAL.gtid_binlog_pos"))[0][0] or ""))
+    else:
+        text = (await _rows(conn, "SELECT @@GLOBAL.gtid_executed"))[0][0]
+        gtid = MysqlGtidSet(str(text or "")) if text else None
+    return filepos, gtid
+
+
+async def binlog_files(conn: Any) -> list[tuple[str, int]]:
+    """``SHOW BINARY LOGS``: (file name, size) pairs, oldest first."""
+    return [(str(r[0]), int(r[1])) for r in await _rows(conn, "SHOW BINARY LOGS")]
+
+
+class InformationSchemaProvider:
+    """``schema_provider`` that reads column names from ``information_schema.COLUMNS``.
+
+    Names are cached per table; call :meth:`forget` after DDL, :meth:`aclose`
+    when done. The account needs SELECT on the tables it should name.
+    """
+
+    def __init__(self, config: ReplicaConfig) -> None:
+        self._config = config
+        self._conn: Any = None
+        self._cache: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def __repr__(self) -> str:
+        return f"<InformationSchemaProvider {self._config.address} cached={len(self._cache)}>"
+
+    async def __call__(self, schema: str, table: str) -> Sequence[str] | None:
+        key = (schema, table)
+        if key in self._cache:
+            return self._cache[key]
+        if self._conn is None:
+            self._conn = await open_control(self._config)
+        rows = await _rows(
+            self._conn,
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+            (schema, table),
+        )
+        names = tuple(str(r[0]) for r in rows) or None
+        self._cache[key] = names
+        return names
+
+    def forget(self, schema: str | None = None, table: str | None = None) -> None:
+        """Drop cached names (all, one schema, or one table)."""
+        if schema is None:
+            self._cache.clear()
+            return
+        for key in [k for k in self._cache if k[0] == schema and table in (None, k[1])]:
+            del self._cache[key]
+
+    async def aclose(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
