@@ -63,7 +63,7 @@ async def open_control(config: ReplicaConfig) -> Any:
 
 
 def _translate(exc: Exception, address: str) -> ReplicaError:
-    args = getattr(exc, "args", ())
+    args: tuple[Any, ...] = tuple(exc.args)
     if len(args) >= 2 and isinstance(args[0], int) and args[0] >= 1000:
         return server_error(args[0], "HY000", str(args[1]))
     return ConnectionLostError(f"control connection to {address} failed: {exc}")
