@@ -7,10 +7,13 @@ bytes were cut.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replica_client.binlog.events import (
     FormatDescriptionEvent,
@@ -23,13 +26,14 @@ from replica_client.errors import (
     AuthenticationError,
     BinlogPositionError,
     ConfigError,
+    ReplicaError,
     StateError,
     UnsupportedError,
 )
 from replica_client.position import FilePos, Gtid, GtidTriple
 from replica_client.session import END, NEED_DATA, ReplicaSession, StreamItem
 from replica_client.wire.registration import RegistrationSettings
-from tests.fake_primary import BinlogBuilder, FakePrimary, fake_rotate
+from tests.fake_primary import BinlogBuilder, FakePrimary, build_event, fake_rotate
 
 __all__: list[str] = []
 
@@ -310,3 +314,11 @@ def test_no_checksum_stream() -> None:
     _, items = run(FakePrimary(events=events, checksum="NONE"), SETTINGS)
     assert isinstance(items[1].event, FormatDescriptionEvent)
     assert [i.start for i in items[1:]] == b.starts
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.binary(max_size=120), type_code=st.sampled_from([2, 4, 15, 16, 19, 27, 162, 163]))
+def test_garbage_events_raise_replica_errors_only(body: bytes, type_code: int) -> None:
+    events = [fake_rotate("mysql-bin.000001"), build_event(type_code, body, log_pos=500)]
+    with contextlib.suppress(ReplicaError):
+        run(FakePrimary(events=events), SETTINGS)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from replica_client.errors import ConfigError, ProtocolError, ServerError
+from replica_client.errors import ConfigError, ProtocolError, ReplicaError, ServerError
 from replica_client.position import FilePos, Gtid
 from replica_client.wire.framing import frame_payload
 from replica_client.wire.gtidset import MysqlGtidSet
@@ -180,3 +182,23 @@ def test_mysql_flavor_rejects_mariadb_gtid() -> None:
         for _ in range(30):
             m.next_stream_packet()
             m.receive_data(fp.receive(m.data_to_send()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=300), stage=st.integers(min_value=0, max_value=3))
+def test_any_bytes_give_replica_errors_only(data: bytes, stage: int) -> None:
+    """Garbage at any point of the conversation raises ReplicaError subclasses, nothing else."""
+    fp = FakePrimary()
+    m = RegistrationMachine(RegistrationSettings(user="repl", password=b"secret", server_id=3))
+    try:
+        if stage:
+            m.receive_data(fp.greeting())
+            m.next_stream_packet()
+            for _ in range(stage - 1):
+                m.receive_data(fp.receive(m.data_to_send()))
+                m.next_stream_packet()
+        m.receive_data(frame_payload(data, m._framer._seq)[0] if stage else data)
+        for _ in range(5):
+            m.next_stream_packet()
+    except ReplicaError:
+        pass  # any typed error is fine
