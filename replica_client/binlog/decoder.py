@@ -1020,11 +1020,11 @@ def _append_block(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
 
 
 def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
-    # seq_no u64 | domain_id u32 | flags2 u8 | commit_id u64 or 6 zero bytes
+    # seq_no u64 | domain_id u32 | flags2 u8 | [commit_id u64]
     # [XA: format_id u32 | gtrid_len u8 | bqual_len u8 | data]
     # [flags_extra u8 | extra_engines u8 | sa_seq_no u64 | thread_id u32]
+    # zero-padded to 19 bytes: a plain GTID reads flags_extra 0 from the padding
     # (MariaDB sql/log_event.cc Gtid_log_event::Gtid_log_event, ::write)
-    base = pos
     seq_no = u64(view, pos)
     domain_id = u32(view, pos + 8)
     flags2 = u8(view, pos + 12)
@@ -1033,7 +1033,7 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
         commit_id = u64(view, pos + 13)
         pos += 21
     else:
-        pos += 19
+        pos += 13
     fmt = gtrid = bqual = None
     if flags2 & (GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA):
         fmt = u32(view, pos)
@@ -1045,7 +1045,7 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
         pos += glen + blen
     flags_extra = 0
     extra_engines = sa_seq_no = thread_id = None
-    if pos < end and pos - base >= 19:
+    if pos < end:
         flags_extra = view[pos]
         pos += 1
         if flags_extra & 0x01:
