@@ -16,6 +16,9 @@ Delivery and resume policy (exactly once per event, per transaction):
   only partly handed out are re-sent by the primary; the stream drops exactly
   as many as were already delivered (and checks the GTID matches), so the
   consumer sees every event once and every transaction once, in order.
+* After a reconnect the primary's artificial events (the fake ROTATE that
+  names the file, a re-sent FORMAT_DESCRIPTION with ``log_pos`` 0) are
+  delivered again: they carry no data and tell where the new dump starts.
 * Registration errors (wrong password, purged position, ...) are never
   retried: they raise their typed :class:`~replica_client.errors.ServerError`.
 """

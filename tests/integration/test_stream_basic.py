@@ -205,3 +205,10 @@ async def test_annotate_rows_flag(primary: MariaDBServer) -> None:
     )
     assert not any(type(e).__name__ == "AnnotateRowsEvent" for e in events)
     assert any(isinstance(e, QueryEvent | GtidEvent) for e in events)
+
+
+async def test_unix_socket(primary: MariaDBServer) -> None:
+    cfg = config_for(primary, unix_socket=primary.socket, start="now", blocking=False)
+    events, stream = await _collect(cfg)
+    assert isinstance(events[0], RotateEvent)
+    assert stream.config.address == primary.socket
