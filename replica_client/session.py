@@ -310,7 +310,8 @@ class ReplicaSession:
                 f"event packet of {len(payload)} bytes is shorter than an event header",
                 position=self._t.pos,
             )
-        data = payload[offset:]
+        # a view, not a copy: the decoder copies out what it keeps (40 MB rows stay one copy)
+        data = memoryview(payload)[offset:]
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = EventDecoder(
