@@ -37,14 +37,17 @@ or ``from_json(after, schema)`` for a struct.
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any, Final
 
 import pyarrow as pa
 
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
-from ..jsonvalues import json_value
+from ..jsonvalues import json_value, time_text
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -88,9 +91,59 @@ ARROW_SCHEMA: Final = pa.schema(
 BATCH_ROWS: Final = 8192
 
 _NEEDS_WALK: Final = (tuple, list, dict, set, frozenset)
-_encode: Final = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), default=json_value
-).encode
+
+
+def _decimal_text(value: Decimal) -> str:
+    return format(value, "f")
+
+
+def _base64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+#: Exact types -> their JSON form (the same as ``jsonvalues.json_value``, without
+#: its chain of isinstance checks); anything else goes to ``json_value``.
+_FAST_DEFAULT: Final[dict[type, Callable[[Any], Any]]] = {
+    Decimal: _decimal_text,
+    dt.datetime: dt.datetime.isoformat,
+    dt.date: dt.date.isoformat,
+    bytes: _base64,
+    dt.timedelta: time_text,
+}
+
+
+def _default(value: Any) -> Any:
+    fn = _FAST_DEFAULT.get(type(value))
+    return fn(value) if fn is not None else json_value(value)
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """Compact JSON text of a value; ``default`` gives the JSON forms of jsonvalues.
+
+    ``JSONEncoder.encode`` sets up a C encoder on every call; here it is set up
+    once (a third of the JSON time on row images), with the pure-Python
+    encoder as the fallback where the C one is missing.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default)
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:  # pragma: no cover - CPython always has it
+        return encoder.encode
+    try:
+        chunks = c_make(
+            None, _default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+        )
+        chunks({"probe": [1, "x"]}, 0)
+    except TypeError:  # pragma: no cover - another signature
+        return encoder.encode
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    return encode
+
+
+_encode: Final = _make_encoder()
 
 
 def file_number(name: str) -> int:
@@ -104,8 +157,8 @@ def sequence(file: str, pos: int, row_index: int) -> int:
     return (file_number(file) << 32) + pos + row_index
 
 
-def _image(names: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, Any]:
-    if MISSING in row:
+def _image(names: tuple[str, ...], row: tuple[Any, ...], full: bool = False) -> dict[str, Any]:
+    if not full and MISSING in row:
         return {n: v for n, v in zip(names, row, strict=False) if v is not MISSING}
     return dict(zip(names, row, strict=False))
 
@@ -122,7 +175,23 @@ def _json(image: dict[str, Any]) -> str:
 def _pk(pk: tuple[int, ...], names: tuple[str, ...], row: tuple[Any, ...]) -> str | None:
     if not pk:
         return None
+    if len(pk) == 1:
+        value = row[pk[0]] if pk[0] < len(row) else MISSING
+        if type(value) is int:  # the common case: one integer key
+            return f"{_pk_prefix(names[pk[0]])}{value}}}"
     return _json({names[i]: row[i] for i in pk if i < len(row) and row[i] is not MISSING})
+
+
+_PK_PREFIXES: dict[str, str] = {}
+
+
+def _pk_prefix(name: str) -> str:
+    prefix = _PK_PREFIXES.get(name)
+    if prefix is None:
+        if len(_PK_PREFIXES) > 4096:
+            _PK_PREFIXES.clear()
+        prefix = _PK_PREFIXES[name] = "{" + json.encoder.encode_basestring(name) + ":"
+    return prefix
 
 
 class ChangelogBuilder:
@@ -143,26 +212,29 @@ class ChangelogBuilder:
         ts = header.timestamp * 1_000_000
         sid = header.server_id
         base = (file_number(file) << 32) + pos
+        all_columns = (1 << len(names)) - 1
+        full = event.columns_present & all_columns == all_columns
         (c_op, c_db, c_table, c_before, c_after, c_pk, c_gtid, c_sid, c_file, c_pos, c_idx,
          c_ts, c_seq) = self._cols  # fmt: skip
         if isinstance(event, UpdateRowsEvent):
             n = len(event.rows)
+            full_after = event.columns_present_after & all_columns == all_columns
             for before, after in event.rows:
-                c_before.append(_json(_image(names, before)))
-                c_after.append(_json(_image(names, after)))
+                c_before.append(_json(_image(names, before, full)))
+                c_after.append(_json(_image(names, after, full_after)))
                 c_pk.append(_pk(pk, names, after))
             c_op.extend(["u"] * n)
         elif isinstance(event, WriteRowsEvent):
             n = len(event.rows)
             for row in event.rows:
-                c_after.append(_json(_image(names, row)))
+                c_after.append(_json(_image(names, row, full)))
                 c_pk.append(_pk(pk, names, row))
             c_before.extend([None] * n)
             c_op.extend(["c"] * n)
         elif isinstance(event, DeleteRowsEvent):
             n = len(event.rows)
             for row in event.rows:
-                c_before.append(_json(_image(names, row)))
+                c_before.append(_json(_image(names, row, full)))
                 c_pk.append(_pk(pk, names, row))
             c_after.extend([None] * n)
             c_op.extend(["d"] * n)

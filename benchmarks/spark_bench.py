@@ -1,0 +1,204 @@
+"""Rows/s of the Spark streaming source next to the standalone client, same workload.
+
+Usage (from the repository root; needs the ``[spark]`` extra, Java and mariadbd)::
+
+    python3 benchmarks/spark_bench.py            # 200,000 rows, 3 runs each
+    python3 benchmarks/spark_bench.py --quick    # 50,000 rows, 1 run each
+    python3 benchmarks/spark_bench.py --json out.json
+
+A private MariaDB primary is started (semi-sync off so that commits never
+wait) and the workload, inserts of ``--rows`` rows of a 7-column table in
+transactions of 1,000 rows, then an update of a tenth of them, is written.
+Then, on that binlog range:
+
+* ``client``: the standalone network client, ``connect(..., blocking=False)``
+  and ``stream.changes()``, counting the changes (one process, one core);
+* ``spark stream``: ``spark.readStream.format("mariadb_binlog")`` with
+  ``Trigger.AvailableNow`` into the ``noop`` sink, ``local[N]``; the wall time
+  of the query, from ``start()`` to its end (the SparkSession is started
+  before, once);
+* ``spark batch``: ``spark.read.format("mariadb_binlog")`` over copies of the
+  binlog files, into the ``noop`` sink.
+
+Each figure is the median of the runs; the ratio column is rows/s against the
+client's. The stream's rows/s include everything a micro-batch costs: the
+driver's dump, planning, pickling partitions, decoding and JSON on the
+executors, and Arrow to the JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+_CHUNK = 1000
+
+
+def _workload(srv: Any, rows: int) -> str:
+    """Write the workload; return the start position ``file:pos``."""
+    srv.sql("CREATE DATABASE bench")
+    srv.sql(
+        "CREATE TABLE bench.orders (id INT PRIMARY KEY, customer VARCHAR(40), "
+        "total DECIMAL(12,2), created DATETIME(3), qty INT, status VARCHAR(12), note TEXT)"
+    )
+    file, pos = srv.sql("SHOW MASTER STATUS")[0][:2]
+    for base in range(0, rows, _CHUNK):
+        values = ",".join(
+            f"({i}, 'customer {i % 977}', {i % 10000}.{i % 100:02d}, "
+            f"'2024-05-{1 + i % 28:02d} 12:{i % 60:02d}:00.250', {i % 50}, 'new', "
+            f"'note number {i}')"
+            for i in range(base, min(base + _CHUNK, rows))
+        )
+        srv.sql(f"INSERT INTO bench.orders VALUES {values}")
+    srv.sql("UPDATE bench.orders SET status = 'paid', qty = qty + 1 WHERE id % 10 = 0")
+    return f"{file}:{pos}"
+
+
+async def _client_once(srv: Any, start: str, server_id: int) -> tuple[int, float]:
+    from replica_client import FilePos, connect
+
+    t0 = time.perf_counter()
+    n = 0
+    async with connect(
+        host=srv.host,
+        port=srv.port,
+        user=srv.user,
+        password=srv.password,
+        server_id=server_id,
+        start=FilePos.parse(start),
+        blocking=False,
+        tables="bench.*",
+    ) as stream:
+        async for _ in stream.changes():
+            n += 1
+    return n, time.perf_counter() - t0
+
+
+def _spark_stream_once(
+    spark: Any, srv: Any, start: str, server_id: int, checkpoint: Path
+) -> tuple[int, float]:
+    reader = (
+        spark.readStream.format("mariadb_binlog")
+        .option("host", srv.host)
+        .option("port", srv.port)
+        .option("user", srv.user)
+        .option("password", srv.password)
+        .option("server_id", server_id)
+        .option("startingPosition", start)
+        .option("tables", "bench.*")
+    )
+    t0 = time.perf_counter()
+    query = (
+        reader.load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    elapsed = time.perf_counter() - t0
+    n = sum(int(p.get("numInputRows", 0)) for p in query.recentProgress)
+    if os.environ.get("SPARK_BENCH_PROGRESS"):
+        for prog in query.recentProgress:
+            print(prog["numInputRows"], prog["durationMs"])
+    return n, elapsed
+
+
+def _spark_batch_once(spark: Any, files: Path) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    df = spark.read.format("mariadb_binlog").option("tables", "bench.*").load(str(files))
+    df.write.format("noop").mode("overwrite").save()
+    elapsed = time.perf_counter() - t0
+    return -1, elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=200_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="50,000 rows, one run")
+    p.add_argument("--cores", type=int, default=2, help="local[N] for Spark")
+    p.add_argument("--json", help="write the results here")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.rows, args.runs = 50_000, 1
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        x for x in (root, os.environ.get("PYTHONPATH", "")) if x
+    )
+    sys.path.insert(0, root)
+
+    from pyspark.sql import SparkSession
+
+    from replica_client.spark import register
+    from replica_client.testing.server import MariaDBServer, ServerVariant
+
+    work = Path(tempfile.mkdtemp(prefix="spark-bench-"))
+    variant = ServerVariant(extra_args=("--rpl-semi-sync-master-enabled=OFF",))
+    results: dict[str, Any] = {"rows_written": args.rows, "cores": args.cores}
+    with MariaDBServer(variant) as srv:
+        print(f"writing {args.rows} rows ...", flush=True)
+        start = _workload(srv, args.rows)
+        srv.sql("FLUSH BINARY LOGS")
+        files = work / "binlogs"
+        files.mkdir()
+        for f in srv.binlog_files():
+            shutil.copy(f, files / f.name)
+
+        spark = (
+            SparkSession.builder.master(f"local[{args.cores}]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", str(args.cores))
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        register(spark)
+
+        timings: dict[str, list[float]] = {"client": [], "spark stream": [], "spark batch": []}
+        counts: dict[str, int] = {}
+        # one warm-up of each Spark path (Python workers, JIT of the JVM)
+        _spark_stream_once(spark, srv, start, 7000, work / "warm")
+        for run in range(args.runs):
+            n, t = asyncio.run(_client_once(srv, start, 6000 + run))
+            counts["client"] = n
+            timings["client"].append(t)
+            n, t = _spark_stream_once(spark, srv, start, 7001 + run, work / f"ck{run}")
+            counts["spark stream"] = n
+            timings["spark stream"].append(t)
+            _, t = _spark_batch_once(spark, files)
+            timings["spark batch"].append(t)
+        counts["spark batch"] = counts["client"]
+        spark.stop()
+
+    rows = counts["client"]
+    base = rows / statistics.median(timings["client"])
+    print(f"\n{rows} changes (rows), median of {args.runs} run(s), Spark local[{args.cores}]")
+    print(f"{'reader':<14}{'seconds':>10}{'rows/s':>12}{'vs client':>11}")
+    for name, ts in timings.items():
+        secs = statistics.median(ts)
+        rate = counts[name] / secs
+        results[name] = {"seconds": ts, "rows": counts[name], "rows_per_s": rate}
+        print(f"{name:<14}{secs:>10.2f}{rate:>12,.0f}{rate / base:>10.0%}")
+    if counts["spark stream"] != rows:
+        print(f"!! the stream delivered {counts['spark stream']} rows, expected {rows}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if counts["spark stream"] == rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
