@@ -35,7 +35,7 @@ ABOVE_BINLOG = tuple(
     f"{PACKAGE}.{name}" for name in ("wire", "session", "aio", "files", "spark", "cli", "testing")
 )
 #: Library modules exempt from the "only aio/ imports asyncio" rule.
-EDGE_MODULES = (f"{PACKAGE}.cli", f"{PACKAGE}.__main__", f"{PACKAGE}.testing")
+EDGE_MODULES = (f"{PACKAGE}.cli", f"{PACKAGE}.demo", f"{PACKAGE}.__main__", f"{PACKAGE}.testing")
 
 
 @dataclass(frozen=True)

@@ -1051,10 +1051,10 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
         if flags_extra & 0x01:
             extra_engines = u8(view, pos)
             pos += 1
-        if flags_extra & 0x06:
+        if flags_extra & 0x0C:  # FL_COMMIT_ALTER_E1 | FL_ROLLBACK_ALTER_E1
             sa_seq_no = u64(view, pos)
             pos += 8
-        if flags_extra & 0x08:
+        if flags_extra & 0x10:  # FL_EXTRA_THREAD_ID (MariaDB 11.x)
             thread_id = u32(view, pos)
             pos += 4
     return GtidEvent(
