@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections import deque
 from collections.abc import Generator
 from types import TracebackType
 from typing import Any
@@ -340,7 +341,7 @@ class ChangeStream:
     def __init__(self, stream: BinlogStream) -> None:
         self._stream = stream
         self._builder = ChangeBuilder()
-        self._pending: list[Change] = []
+        self._pending: deque[Change] = deque()
 
     def __aiter__(self) -> ChangeStream:
         return self
@@ -349,8 +350,10 @@ class ChangeStream:
         while not self._pending:
             item = await self._stream._next_passed()
             assert item.event is not None
-            self._pending = self._builder.feed(item.event, FilePos(item.file, item.start))
-        return self._pending.pop(0)
+            # The first (artificial) ROTATE of a GTID start precedes any file name.
+            where = FilePos(item.file, item.start) if item.file else None
+            self._pending.extend(self._builder.feed(item.event, where))
+        return self._pending.popleft()
 
     async def aclose(self) -> None:
         await self._stream.aclose()

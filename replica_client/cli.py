@@ -1,0 +1,375 @@
+"""The ``replica-client`` command line, built on the public API only.
+
+Subcommands:
+
+- ``tail``: stream a primary as JSON lines, one change per line, in a
+  Debezium-like envelope; stops cleanly on Ctrl-C / SIGTERM and prints the
+  resume position on stderr. Changes are written a whole transaction at a
+  time, so the resume position never splits a transaction.
+- ``read``: decode binlog files or a directory to the same JSON lines, or to a
+  human-readable view of every event (``--format text``).
+- ``position``: the primary's current GTID state and file/position.
+- ``demo``: start a throwaway private MariaDB primary, write sample
+  transactions, stream them decoded to the terminal, stop the primary.
+
+Connection options are the same everywhere: ``--host --port --user
+--password --server-id`` (the password may come from the environment variable
+``REPLICA_CLIENT_PASSWORD`` instead, so it stays out of ``ps``), TLS options,
+or one DSN argument ``mariadb://user:pass@host:port``. Errors print one line
+(no traceback unless ``--debug``) and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import unquote, urlsplit
+
+from . import __version__
+from .binlog.events import Event, RowsEvent
+from .changes import Change, ChangeBuilder, iter_changes
+from .errors import ConfigError, ReplicaError
+from .files import open_binlog
+from .jsonvalues import change_envelope, json_value
+from .position import FilePos, Gtid
+
+__all__ = ["main"]
+
+PASSWORD_ENV = "REPLICA_CLIENT_PASSWORD"
+_log = logging.getLogger("replica_client.cli")
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+
+def _connection_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("connection")
+    g.add_argument("dsn", nargs="?", help="mariadb://user:pass@host:port (instead of the options)")
+    g.add_argument("--host", default=None, help="primary host (default 127.0.0.1)")
+    g.add_argument("--port", type=int, default=None, help="primary port (default 3306)")
+    g.add_argument("--socket", default=None, help="unix socket path instead of host/port")
+    g.add_argument("--user", default=None, help="replication user (default root)")
+    g.add_argument(
+        "--password",
+        default=None,
+        help=f"password (prefer the {PASSWORD_ENV} environment variable: it stays out of ps)",
+    )
+    g.add_argument("--server-id", type=int, default=4242, help="this replica's server_id")
+    g.add_argument(
+        "--tls",
+        choices=["off", "required", "verify_ca", "verify_identity"],
+        default="off",
+        help="TLS mode",
+    )
+    g.add_argument(
+        "--tls-ca", default=None, help="CA certificate file for verify_ca/verify_identity"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="replica-client", description="MariaDB binlog replica: stream, read and decode."
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    tail = sub.add_parser("tail", help="stream a primary as JSON lines")
+    _connection_args(tail)
+    start = tail.add_mutually_exclusive_group()
+    start.add_argument("--from-gtid", default=None, help="start after this MariaDB GTID state")
+    start.add_argument("--from-file", default=None, help="start at this binlog file ...")
+    start.add_argument("--from-now", action="store_true", help="start at the primary's end")
+    tail.add_argument("--from-pos", type=int, default=4, help="... and this position (default 4)")
+    _filter_args(tail)
+    tail.add_argument("--semi-sync", choices=["on", "off", "auto"], default="off")
+    tail.add_argument("--non-blocking", action="store_true", help="stop at the end of the binlog")
+    tail.add_argument("--output", default=None, help="write to this file instead of stdout")
+
+    read = sub.add_parser("read", help="decode binlog files to JSON lines or text")
+    read.add_argument("paths", nargs="+", help="binlog files or a directory")
+    read.add_argument("--key-file", default=None, help="key file of an encrypted binlog")
+    read.add_argument("--format", choices=["json", "text"], default="json")
+    read.add_argument("--no-verify-checksum", action="store_true")
+    _filter_args(read)
+    read.add_argument("--output", default=None, help="write to this file instead of stdout")
+
+    pos = sub.add_parser("position", help="the primary's current GTID state and file/pos")
+    _connection_args(pos)
+
+    demo = sub.add_parser("demo", help="stream sample transactions from a throwaway primary")
+    demo.add_argument("--rows", type=int, default=5, help="rows per sample table")
+    return p
+
+
+def _filter_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tables", default="", help="only these tables: db.t,db2.*")
+    p.add_argument("--exclude", default="", help="never these tables: db.tmp_*")
+
+
+def _connection(ns: argparse.Namespace) -> dict[str, Any]:
+    """Connection keyword arguments for rc.connect from options, DSN and environment."""
+    opts: dict[str, Any] = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
+    if ns.dsn:
+        u = urlsplit(ns.dsn)
+        if u.scheme not in ("mariadb", "mysql"):
+            raise ConfigError("the DSN must look like mariadb://user:pass@host:port")
+        if u.hostname:
+            opts["host"] = u.hostname
+        if u.port:
+            opts["port"] = u.port
+        if u.username:
+            opts["user"] = unquote(u.username)
+        if u.password is not None:
+            opts["password"] = unquote(u.password)
+    for key in ("host", "port", "user"):
+        value = getattr(ns, key)
+        if value is not None:
+            opts[key] = value
+    if ns.password is not None:
+        opts["password"] = ns.password
+    elif PASSWORD_ENV in os.environ:
+        opts["password"] = os.environ[PASSWORD_ENV]
+    if ns.socket:
+        opts["unix_socket"] = ns.socket
+    opts["server_id"] = ns.server_id
+    opts["tls"] = ns.tls
+    if ns.tls_ca:
+        opts["tls_ca"] = ns.tls_ca
+    return opts
+
+
+def _table_filter(ns: argparse.Namespace) -> Any:
+    from .config import TableFilter
+
+    return TableFilter.parse(ns.tables, ns.exclude)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        yield f
+
+
+def _line(change: Change) -> str:
+    return json.dumps(change_envelope(change), ensure_ascii=False, separators=(",", ":"))
+
+
+# -- read --------------------------------------------------------------------------------
+
+
+def _cmd_read(ns: argparse.Namespace) -> int:
+    paths = [Path(p) for p in ns.paths]
+    target: Any = paths[0] if len(paths) == 1 else paths
+    reader = open_binlog(
+        target,
+        key_file=ns.key_file,
+        key_file_password=os.environ.get("REPLICA_CLIENT_KEY_PASSWORD"),
+        verify_checksum=not ns.no_verify_checksum,
+        tables=_table_filter(ns),
+    )
+    progress = _Progress(reader.files) if sys.stderr.isatty() else None
+    with reader as events, _output(ns.output) as out:
+        if ns.format == "json":
+            for change in iter_changes(events):
+                out.write(_line(change) + "\n")
+                if progress is not None:
+                    progress.update(reader.position)
+        else:
+            for event in events:
+                out.write(_describe(event, reader.event_position) + "\n")
+                if progress is not None:
+                    progress.update(reader.position)
+    if progress is not None:
+        progress.done()
+    return 0
+
+
+class _Progress:
+    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.sizes = {f.name.removesuffix(".gz"): f.stat().st_size for f in files}
+        self.total = max(sum(self.sizes.values()), 1)
+        self.order = list(self.sizes)
+        self._last = -1
+
+    def update(self, pos: FilePos | None) -> None:
+        if pos is None or pos.file not in self.sizes:
+            return
+        idx = self.order.index(pos.file)
+        done = sum(self.sizes[n] for n in self.order[:idx]) + pos.pos
+        pct = min(100, done * 100 // self.total)
+        if pct != self._last:
+            self._last = pct
+            bar = "#" * (pct // 4)
+            sys.stderr.write(f"\r[{bar:<25}] {pct:3d}% {pos}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        sys.stderr.write("\n")
+
+
+def _describe(event: Event, pos: FilePos | None) -> str:
+    name = type(event).__name__
+    fields: dict[str, Any] = {}
+    for attr in getattr(event, "__slots__", ()):
+        if attr in ("header", "table", "query_bytes", "rows"):
+            continue
+        fields[attr] = getattr(event, attr)
+    if isinstance(event, RowsEvent):
+        fields["table"] = f"{event.schema}.{event.table_name}"
+        fields["rows"] = getattr(event, "rows", ())
+    where = f"{pos} " if pos is not None else ""
+    body = json.dumps(json_value(fields), ensure_ascii=False, default=str)
+    return f"# at {where}{name} {body}"
+
+
+# -- tail --------------------------------------------------------------------------------
+
+
+def _start(ns: argparse.Namespace) -> Any:
+    if ns.from_gtid:
+        return Gtid(ns.from_gtid)
+    if ns.from_file:
+        return FilePos(ns.from_file, ns.from_pos)
+    if ns.from_now:
+        return "now"
+    return "earliest"
+
+
+async def _tail(ns: argparse.Namespace) -> int:
+    from .aio import connect
+
+    opts = _connection(ns)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    builder = ChangeBuilder()
+    pending: list[Change] = []
+    resume: tuple[Any, Any] = (None, None)
+    async with connect(
+        **opts,
+        start=_start(ns),
+        blocking=not ns.non_blocking,
+        semi_sync=ns.semi_sync,
+        tables=_table_filter(ns),
+    ) as stream:
+        resume = (stream.position, stream.gtid_state)
+        with _output(ns.output) as out:
+            iterator = stream.__aiter__()
+            while not stop.is_set():
+                nxt = asyncio.ensure_future(iterator.__anext__())
+                waiter = asyncio.ensure_future(stop.wait())
+                done, _ = await asyncio.wait({nxt, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                if nxt not in done:
+                    nxt.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await nxt
+                    break
+                waiter.cancel()
+                try:
+                    event = nxt.result()
+                except StopAsyncIteration:
+                    break
+                pending.extend(builder.feed(event))
+                boundary = (stream.position, stream.gtid_state)
+                if boundary != resume:
+                    # A transaction ended: write it whole, then move the resume point.
+                    for change in pending:
+                        out.write(_line(change) + "\n")
+                    out.flush()
+                    pending.clear()
+                    resume = boundary
+    pos, gtid = resume
+    parts = []
+    if gtid:
+        parts.append(f"--from-gtid '{gtid}'")
+    if pos is not None:
+        parts.append(f"--from-file {pos.file} --from-pos {pos.pos}")
+    sys.stderr.write(f"replica-client: stopped; resume with: {' or '.join(parts)}\n")
+    return 0
+
+
+# -- position ------------------------------------------------------------------------------
+
+
+async def _position(ns: argparse.Namespace) -> int:
+    import aiomysql
+
+    opts = _connection(ns)
+    kwargs: dict[str, Any] = {"user": opts["user"], "password": opts["password"]}
+    if "unix_socket" in opts:
+        kwargs["unix_socket"] = opts["unix_socket"]
+    else:
+        kwargs["host"], kwargs["port"] = opts["host"], opts["port"]
+    conn = await aiomysql.connect(**kwargs)
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id")
+            gtid, server_id = await cur.fetchone()
+            await cur.execute("SHOW MASTER STATUS")
+            row = await cur.fetchone()
+    finally:
+        conn.close()
+    print(json.dumps({
+        "server_id": server_id,
+        "gtid": gtid or "",
+        "file": row[0] if row else None,
+        "pos": int(row[1]) if row else None,
+    }))  # fmt: skip
+    return 0
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    ns = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if ns.debug else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        if ns.command == "read":
+            return _cmd_read(ns)
+        if ns.command == "tail":
+            return asyncio.run(_tail(ns))
+        if ns.command == "position":
+            return asyncio.run(_position(ns))
+        if ns.command == "demo":
+            from .demo import run_demo
+
+            return run_demo(rows=ns.rows)
+    except ReplicaError as exc:
+        if ns.debug:
+            raise
+        sys.stderr.write(f"replica-client: error: {exc}\n")
+        return 1
+    except (OSError, ValueError) as exc:
+        if ns.debug:
+            raise
+        sys.stderr.write(f"replica-client: error: {type(exc).__name__}: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
