@@ -7,7 +7,7 @@ reads binlog files (``open_binlog``), and turns row events into changes
 
 from __future__ import annotations
 
-from .aio import BinlogStream, ReconnectPolicy, ReplicaConfig, connect
+from .aio import BinlogStream, ReconnectPolicy, ReplicaConfig, StreamMetrics, connect
 from .binlog.constants import ColumnType, EventType
 from .binlog.events import (
     MISSING,
@@ -111,6 +111,7 @@ __all__ = [
     "BinlogStream",
     "ReconnectPolicy",
     "ReplicaConfig",
+    "StreamMetrics",
     "connect",
     "MysqlGtidSet",
     "AnnotateRowsEvent",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .config import AckMode, ReconnectPolicy, ReplicaConfig, SchemaProvider, Start, TlsMode
 from .protocol import ReplicaProtocol
-from .stream import BinlogStream, ChangeStream, connect
+from .stream import BinlogStream, ChangeStream, StreamMetrics, connect
 
 __all__ = [
     "AckMode",
@@ -19,6 +19,7 @@ __all__ = [
     "ReplicaProtocol",
     "SchemaProvider",
     "Start",
+    "StreamMetrics",
     "TlsMode",
     "connect",
 ]

@@ -28,12 +28,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections import deque
 from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
-from ..binlog.events import Event, GtidEvent, RowsEvent, TableMapEvent
+from ..binlog.events import (
+    Event,
+    GtidEvent,
+    HeartbeatEvent,
+    HeartbeatV2Event,
+    RowsEvent,
+    TableMapEvent,
+)
 from ..changes import Change, ChangeBuilder
 from ..errors import ConnectionLostError, ReplicaTimeoutError, StateError
 from ..position import FilePos, Gtid, GtidTriple
@@ -42,9 +50,57 @@ from ..wire.registration import Flavor
 from .config import ReplicaConfig
 from .protocol import ReplicaProtocol
 
-__all__ = ["BinlogStream", "ChangeStream", "connect"]
+__all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 
 _log = logging.getLogger("replica_client.aio")
+
+
+@dataclasses.dataclass(slots=True)
+class StreamMetrics:
+    """Counters of one :class:`BinlogStream` (``stream.metrics``), since it was opened.
+
+    Attributes:
+        events: events received from the primary (filtered ones included,
+            artificial events and heartbeats not).
+        rows: row images in the rows events handed to the consumer.
+        bytes: bytes of the event packets received.
+        transactions: transactions (GTID groups) completed.
+        reconnects: reconnections after a lost or stalled connection.
+        heartbeats: heartbeats received (the primary had nothing to send).
+        last_event_timestamp: the primary's clock (Unix seconds) in the last event.
+        seconds_behind_primary: how far the last event lags this machine's clock;
+            0 once a heartbeat says the stream is caught up; None before any event.
+    """
+
+    events: int = 0
+    rows: int = 0
+    bytes: int = 0
+    transactions: int = 0
+    reconnects: int = 0
+    heartbeats: int = 0
+    last_event_timestamp: int | None = None
+    seconds_behind_primary: float | None = None
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        """The counters as a plain dict (for logs and metric exporters)."""
+        return dataclasses.asdict(self)
+
+    def _observe(self, item: StreamItem, group_ended: bool) -> None:
+        event = item.event
+        self.bytes += item.size
+        if isinstance(event, HeartbeatEvent | HeartbeatV2Event):
+            self.heartbeats += 1
+            self.seconds_behind_primary = 0.0
+            return
+        if item.countable:
+            self.events += 1
+            if event is not None and event.header.timestamp:
+                self.last_event_timestamp = event.header.timestamp
+                self.seconds_behind_primary = max(0.0, time.time() - event.header.timestamp)
+        if isinstance(event, RowsEvent) and not item.skipped:
+            self.rows += len(getattr(event, "rows", ()))
+        if group_ended:
+            self.transactions += 1
 
 
 class BinlogStream:
@@ -68,6 +124,8 @@ class BinlogStream:
         self._closed = False
         self._ended = False
         self.reconnects = 0
+        #: Counters: events, rows, bytes, transactions, reconnects, seconds behind.
+        self.metrics = StreamMetrics()
 
     def __repr__(self) -> str:
         return f"<BinlogStream {self._config.address} position={self._position}>"
@@ -186,6 +244,7 @@ class BinlogStream:
 
     def _pass(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
+        self.metrics._observe(item, item.checkpoint is not None and self._group_gtid is not None)
         if isinstance(item.event, GtidEvent):
             self._group_gtid = item.event.triple
         if item.checkpoint is not None:
@@ -326,6 +385,7 @@ class BinlogStream:
                     ) from cause
                 continue
             self.reconnects += 1
+            self.metrics.reconnects = self.reconnects
             _log.info(
                 "reconnected to %s at %s (skipping %d events already delivered)",
                 self._config.address,
