@@ -1,0 +1,1 @@
+"""Benchmarks: workloads on a private primary, and the peers measured against them."""
