@@ -13,6 +13,7 @@ tests do not see each other's rows. What is shown:
   parquet copy (examples/spark_pipeline.py) equals ``SELECT *`` of the source;
 - a batch read of the primary's binlog files yields the same changelog rows
   as the stream;
+- a GTID state and "latest" as startingPosition;
 - a restart whose batch range was purged from the primary fails with
   BinlogPositionError.
 """
@@ -299,3 +300,31 @@ def test_purged_range_fails_loudly_on_restart(
     with pytest.raises(PySparkException, match="BinlogPositionError"):
         _run(spark, opts, tmp_path / "ck", batches)
     assert batches == []
+
+
+def test_gtid_and_latest_starting_positions(
+    spark: SparkSession, spark_primary: MariaDBServer, tmp_path: Path
+) -> None:
+    srv = spark_primary
+    srv.sql("CREATE DATABASE s_start")
+    srv.sql("CREATE TABLE s_start.t (id INT PRIMARY KEY)")
+    srv.sql("INSERT INTO s_start.t VALUES (1), (2)")
+    gtid = str(srv.sql("SELECT @@gtid_binlog_pos")[0][0])
+    srv.sql("INSERT INTO s_start.t VALUES (3)")
+    srv.sql("INSERT INTO s_start.t VALUES (4), (5)")
+
+    by_gtid: list[tuple[int, list[Any]]] = []
+    opts = stream_options(srv, 5901, startingPosition=gtid, tables="s_start.*")
+    _run(spark, opts, tmp_path / "ck_gtid", by_gtid)
+    assert sorted(json.loads(r.after)["id"] for r in _rows(by_gtid)) == [3, 4, 5]
+    srv.sql("INSERT INTO s_start.t VALUES (6)")
+    _run(spark, opts, tmp_path / "ck_gtid", by_gtid)  # resumes at a file position
+    assert sorted(json.loads(r.after)["id"] for r in _rows(by_gtid)) == [3, 4, 5, 6]
+
+    latest: list[tuple[int, list[Any]]] = []
+    opts = stream_options(srv, 5902, startingPosition="latest", tables="s_start.*")
+    _run(spark, opts, tmp_path / "ck_latest", latest)
+    assert _rows(latest) == []
+    srv.sql("DELETE FROM s_start.t WHERE id = 6")
+    _run(spark, opts, tmp_path / "ck_latest", latest)
+    assert [(r.op, r.before) for r in _rows(latest)] == [("d", '{"id":6}')]
