@@ -32,7 +32,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from . import __version__
 from .binlog.events import Event, RowsEvent
@@ -81,9 +81,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress on stderr")
+    # The same two flags after the subcommand (replica-client tail --debug ...).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True)
 
-    tail = sub.add_parser("tail", help="stream a primary as JSON lines")
+    tail = sub.add_parser("tail", help="stream a primary as JSON lines", parents=[common])
     _connection_args(tail)
     start = tail.add_mutually_exclusive_group()
     start.add_argument("--from-gtid", default=None, help="start after this MariaDB GTID state")
@@ -95,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     tail.add_argument("--non-blocking", action="store_true", help="stop at the end of the binlog")
     tail.add_argument("--output", default=None, help="write to this file instead of stdout")
 
-    read = sub.add_parser("read", help="decode binlog files to JSON lines or text")
+    read = sub.add_parser(
+        "read", help="decode binlog files to JSON lines or text", parents=[common]
+    )
     read.add_argument("paths", nargs="+", help="binlog files or a directory")
     read.add_argument("--key-file", default=None, help="key file of an encrypted binlog")
     read.add_argument("--format", choices=["json", "text"], default="json")
@@ -103,11 +110,22 @@ def _parser() -> argparse.ArgumentParser:
     _filter_args(read)
     read.add_argument("--output", default=None, help="write to this file instead of stdout")
 
-    pos = sub.add_parser("position", help="the primary's current GTID state and file/pos")
+    pos = sub.add_parser(
+        "position", help="the primary's current GTID state and file/pos", parents=[common]
+    )
     _connection_args(pos)
 
-    demo = sub.add_parser("demo", help="stream sample transactions from a throwaway primary")
+    demo = sub.add_parser(
+        "demo", help="stream sample transactions from a throwaway primary", parents=[common]
+    )
     demo.add_argument("--rows", type=int, default=5, help="rows per sample table")
+    demo.add_argument(
+        "--backend",
+        choices=["auto", "local", "docker"],
+        default="auto",
+        help="where the throwaway primary runs: the local MariaDB install, docker compose, "
+        "or auto (local when mariadbd is installed, else docker compose)",
+    )
     return p
 
 
@@ -254,6 +272,7 @@ async def _tail(ns: argparse.Namespace) -> int:
     from .aio import connect
 
     opts = _connection(ns)
+    start = _start(ns)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -261,9 +280,16 @@ async def _tail(ns: argparse.Namespace) -> int:
     builder = ChangeBuilder()
     pending: list[Change] = []
     resume: tuple[Any, Any] = (None, None)
+    _log.info(
+        "tailing %s as user %s, server_id %s, from %s",
+        opts.get("unix_socket") or f"{opts['host']}:{opts['port']}",
+        opts["user"],
+        opts["server_id"],
+        start,
+    )
     async with connect(
         **opts,
-        start=_start(ns),
+        start=start,
         blocking=not ns.non_blocking,
         semi_sync=ns.semi_sync,
         tables=_table_filter(ns),
@@ -294,42 +320,49 @@ async def _tail(ns: argparse.Namespace) -> int:
                     out.flush()
                     pending.clear()
                     resume = boundary
+    sys.stderr.write(f"replica-client: stopped; resume with {_resume_args(resume, start)}\n")
+    return 0
+
+
+def _resume_args(resume: tuple[Any, Any], start: Any) -> str:
+    """The start options that continue right after the last transaction written."""
     pos, gtid = resume
     parts = []
     if gtid:
-        parts.append(f"--from-gtid '{gtid}'")
+        parts.append(f"--from-gtid {gtid}")
     if pos is not None:
         parts.append(f"--from-file {pos.file} --from-pos {pos.pos}")
-    sys.stderr.write(f"replica-client: stopped; resume with: {' or '.join(parts)}\n")
-    return 0
+    if parts:
+        return " or ".join(parts)
+    # Nothing was written: the same start as this run.
+    if isinstance(start, Gtid):
+        return f"--from-gtid {start}"
+    if isinstance(start, FilePos):
+        return f"--from-file {start.file} --from-pos {start.pos}"
+    return "--from-now" if start == "now" else "(no option: from the earliest binlog)"
 
 
 # -- position ------------------------------------------------------------------------------
 
 
 async def _position(ns: argparse.Namespace) -> int:
-    import aiomysql
+    from .aio import ReplicaConfig
+    from .control import current_position, open_control, server_info
 
-    opts = _connection(ns)
-    kwargs: dict[str, Any] = {"user": opts["user"], "password": opts["password"]}
-    if "unix_socket" in opts:
-        kwargs["unix_socket"] = opts["unix_socket"]
-    else:
-        kwargs["host"], kwargs["port"] = opts["host"], opts["port"]
-    conn = await aiomysql.connect(**kwargs)
+    config = ReplicaConfig.from_kwargs(**_connection(ns))
+    _log.info("asking %s (user %s) for its binlog position", config.address, config.user)
+    conn = await open_control(config)
     try:
-        async with conn.cursor() as cur:
-            await cur.execute("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id")
-            gtid, server_id = await cur.fetchone()
-            await cur.execute("SHOW MASTER STATUS")
-            row = await cur.fetchone()
+        info = await server_info(conn)
+        filepos, gtid = await current_position(conn)
     finally:
         conn.close()
     print(json.dumps({
-        "server_id": server_id,
-        "gtid": gtid or "",
-        "file": row[0] if row else None,
-        "pos": int(row[1]) if row else None,
+        "server_id": info.server_id,
+        "version": info.version,
+        "gtid": str(gtid) if gtid is not None else "",
+        "file": filepos.file if filepos is not None else None,
+        "pos": filepos.pos if filepos is not None else None,
     }))  # fmt: skip
     return 0
 
@@ -341,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     ns = _parser().parse_args(argv)
     logging.basicConfig(
-        level=logging.DEBUG if ns.debug else logging.WARNING,
+        level=logging.DEBUG if ns.debug else logging.INFO if ns.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -355,20 +388,30 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "demo":
             from .demo import run_demo
 
-            return run_demo(rows=ns.rows)
-    except ReplicaError as exc:
-        if ns.debug:
-            raise
-        sys.stderr.write(f"replica-client: error: {exc}\n")
-        return 1
-    except (OSError, ValueError) as exc:
-        if ns.debug:
-            raise
-        sys.stderr.write(f"replica-client: error: {type(exc).__name__}: {exc}\n")
-        return 1
+            return run_demo(rows=ns.rows, backend=ns.backend)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if ns.debug:
+            raise
+        what = str(exc) if isinstance(exc, ReplicaError) else f"{type(exc).__name__}: {exc}"
+        sys.stderr.write(f"replica-client: error: {_redact(what, ns)}\n")
+        return 1
     return 2
+
+
+def _redact(text: str, ns: argparse.Namespace) -> str:
+    """Belt and braces: no password ever reaches the terminal."""
+    secrets = [getattr(ns, "password", None), os.environ.get(PASSWORD_ENV)]
+    dsn = getattr(ns, "dsn", None)
+    if dsn:
+        with contextlib.suppress(ValueError):
+            secrets.append(urlsplit(dsn).password)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+            text = text.replace(quote(secret, safe=""), "***")
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

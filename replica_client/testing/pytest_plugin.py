@@ -8,6 +8,16 @@ Fixtures, both session-scoped:
   per distinct variant for the whole session; ``factory(ServerVariant())`` is
   the ``mariadb_primary`` object.
 
+And one per test:
+
+- ``binlog_stream``: a :class:`~replica_client.BinlogStream` connected to
+  ``mariadb_primary`` and positioned at "now" (what the test writes after the
+  fixture is set up, it sees), closed after the test. Needs pytest-asyncio.
+  :func:`take_changes` reads the next ``n`` changes with a timeout.
+
+The server objects expose ``host``, ``port``, ``user``, ``password``, ``dsn``
+and ``sql(query, args)`` / ``sql_many(statements)`` to run SQL (autocommit).
+
 Where the server comes from, in order:
 
 1. env ``REPLICA_CLIENT_TEST_DSN=mariadb://user:pass@host:port``: that existing
@@ -23,11 +33,16 @@ Every server is stopped when the session ends (and at interpreter exit).
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import os
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+import pytest_asyncio
 
 from .server import (
     ContainerServer,
@@ -39,9 +54,15 @@ from .server import (
     find_mariadbd,
 )
 
+if TYPE_CHECKING:
+    from ..aio import BinlogStream, ChangeStream
+    from ..changes import Change
+
 __all__ = [
     "DSN_ENV",
     "PrimaryFactory",
+    "binlog_stream",
+    "take_changes",
     "mariadb_primary",
     "mariadb_primary_factory",
     "pytest_collection_modifyitems",
@@ -50,7 +71,12 @@ __all__ = [
 ]
 
 DSN_ENV = "REPLICA_CLIENT_TEST_DSN"
-_FIXTURES = frozenset({"mariadb_primary", "mariadb_primary_factory"})
+_FIXTURES = frozenset({"mariadb_primary", "mariadb_primary_factory", "binlog_stream"})
+#: server_ids of the fixture's replicas (unique per process, clear of the usual ranges).
+_STREAM_IDS = itertools.count(20000 + (os.getpid() % 1000) * 100)
+_CHANGE_STREAMS: weakref.WeakKeyDictionary[BinlogStream, ChangeStream] = (
+    weakref.WeakKeyDictionary()
+)
 _NO_SERVER = (
     "no MariaDB server for the integration tests: set {env}=mariadb://user:pass@host:port, "
     "install MariaDB (Debian/Ubuntu: apt-get install mariadb-server; mariadbd is looked up "
@@ -128,6 +154,43 @@ def mariadb_primary_factory() -> Iterator[PrimaryFactory]:
 def mariadb_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
     """The default-variant primary (private, external by DSN, or in a container)."""
     return mariadb_primary_factory(ServerVariant())
+
+
+@pytest_asyncio.fixture
+async def binlog_stream(mariadb_primary: MariaDBServer) -> AsyncIterator[BinlogStream]:
+    """A stream of ``mariadb_primary``'s binlog from "now"; closed after the test."""
+    from ..aio import connect
+
+    stream = await connect(
+        host=mariadb_primary.host,
+        port=mariadb_primary.port,
+        user=mariadb_primary.user,
+        password=mariadb_primary.password,
+        server_id=next(_STREAM_IDS),
+        start="now",
+        heartbeat_period=1.0,
+        connect_timeout=20.0,
+    )
+    try:
+        yield stream
+    finally:
+        await stream.aclose()
+
+
+async def take_changes(stream: BinlogStream, n: int, timeout: float = 10.0) -> list[Change]:
+    """The next ``n`` row changes of ``stream``; ``TimeoutError`` if they do not come.
+
+    Calls on the same stream continue where the last one stopped (changes of a
+    rows event not yet taken are kept).
+    """
+    changes = _CHANGE_STREAMS.get(stream)
+    if changes is None:
+        changes = _CHANGE_STREAMS[stream] = stream.changes()
+    out: list[Change] = []
+    async with asyncio.timeout(timeout):
+        while len(out) < n:
+            out.append(await anext(changes))
+    return out
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -191,7 +191,8 @@ def parse_dsn(dsn: str) -> tuple[str, int, str, str]:
     """Split ``mariadb://user:pass@host:port`` into ``(host, port, user, password)``."""
     parts = urlsplit(dsn)
     if parts.scheme not in ("mariadb", "mysql") or not parts.hostname:
-        raise ValueError(f"expected a DSN like mariadb://user:pass@host:port, got {dsn!r}")
+        # The DSN itself is not echoed: it may hold a password.
+        raise ValueError("expected a DSN like mariadb://user:pass@host:port")
     return (
         parts.hostname,
         parts.port or 3306,
@@ -960,7 +961,9 @@ class ExternalServer(MariaDBServer):
         try:
             self.sql("SELECT 1")
         except pymysql.err.Error as exc:
-            raise ServerStartError(f"cannot connect to {self.dsn}: {exc}") from exc
+            raise ServerStartError(
+                f"cannot connect to {self.host}:{self.port} as {self.user}: {exc}"
+            ) from exc
 
     def stop(self, timeout: float = 60.0) -> None:
         with self._lock:
