@@ -14,6 +14,7 @@ tests do not see each other's rows. What is shown:
 - a batch read of the primary's binlog files yields the same changelog rows
   as the stream;
 - a GTID state and "latest" as startingPosition;
+- a batch read of encrypted, compressed binlogs with ``keyFile``;
 - a restart whose batch range was purged from the primary fails with
   BinlogPositionError.
 """
@@ -33,7 +34,7 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from replica_client.testing.server import MariaDBServer
+from replica_client.testing.server import MariaDBServer, ServerVariant
 
 from .conftest import ROOT, stream_options
 
@@ -328,3 +329,30 @@ def test_gtid_and_latest_starting_positions(
     srv.sql("DELETE FROM s_start.t WHERE id = 6")
     _run(spark, opts, tmp_path / "ck_latest", latest)
     assert [(r.op, r.before) for r in _rows(latest)] == [("d", '{"id":6}')]
+
+
+def test_batch_read_of_encrypted_and_compressed_binlogs(
+    spark: SparkSession, mariadb_primary_factory: Any, tmp_path: Path
+) -> None:
+    srv = mariadb_primary_factory(ServerVariant(encrypt=True, compress=True))
+    srv.sql("CREATE DATABASE IF NOT EXISTS s_enc")
+    srv.sql("CREATE TABLE s_enc.t (id INT PRIMARY KEY, v VARCHAR(100))")
+    inserts = [f"INSERT INTO s_enc.t VALUES ({i}, REPEAT('x', 50))" for i in range(20)]
+    srv.sql_many(["BEGIN", *inserts, "COMMIT"])
+    srv.sql("UPDATE s_enc.t SET v = 'short' WHERE id < 5")
+    srv.sql("FLUSH BINARY LOGS")
+    copy = tmp_path / "binlogs"
+    copy.mkdir()
+    for f in srv.binlog_files():
+        shutil.copy(f, copy / f.name)
+    assert srv.key_file is not None
+    df = (
+        spark.read.format("mariadb_binlog")
+        .option("keyFile", str(srv.key_file))
+        .option("tables", "s_enc.t")
+        .load(str(copy))
+    )
+    ops = Counter(r.op for r in df.collect())
+    assert ops == {"c": 20, "u": 5}
+    with pytest.raises(PySparkException, match=r"Decryption|key"):
+        spark.read.format("mariadb_binlog").option("tables", "s_enc.t").load(str(copy)).count()
