@@ -249,7 +249,7 @@ class BinlogStream:
             self._group_gtid = item.event.triple
         if item.checkpoint is not None:
             self._apply(item.checkpoint)
-        elif item.countable:
+        elif item.countable and not item.skipped:  # skipped ones were counted before
             self._since_checkpoint += 1
         if item.needs_ack:
             self._unacked.append(item)
@@ -257,6 +257,11 @@ class BinlogStream:
                 self._send_acks()
 
     def _apply(self, cp: Checkpoint) -> None:
+        if cp.position == self._position and cp.gtid_state == self._gtid_state:
+            # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
+            # keep counting, or a second cut while the resumed dump is still
+            # skipping would resume with too small a skip and repeat events.
+            return
         self._position = cp.position
         self._gtid_state = cp.gtid_state
         self._since_checkpoint = 0

@@ -226,6 +226,30 @@ async def test_reconnect_mid_transaction_exactly_once(cut: int) -> None:
     assert resumed_at in (4, *b.starts)
 
 
+@pytest.mark.parametrize(("first", "second"), [(5, 3), (6, 3), (6, 4), (9, 3), (10, 4)])
+async def test_second_cut_while_skipping_exactly_once(first: int, second: int) -> None:
+    """The resumed dump dies again while it is still re-sending events the
+    consumer already had: the next resume must skip all of them again."""
+    b = _binlog(4)
+    server = await serve(
+        lambda i: FakePrimary(binlog=b), close_after_events={0: first, 1: second}
+    )
+    cfg = _cfg(server, reconnect=rca.ReconnectPolicy(initial_delay=0.01))
+    async with server.server, rca.connect(cfg) as stream:  # type: ignore[union-attr]
+        events = await _collect(stream)
+    real = [e for e in events if not e.artificial and e.log_pos]
+    assert [e.log_pos for e in real] == [
+        int.from_bytes(ev[13:17], "little") for ev in b.events
+    ]
+    assert [e.gtid for e in events if isinstance(e, GtidEvent)] == [
+        "0-1-1",
+        "0-1-2",
+        "0-1-3",
+        "0-1-4",
+    ]
+    assert stream.reconnects == 2
+
+
 async def test_reconnect_gives_up() -> None:
     b = _binlog(2)
     server = await serve(lambda i: FakePrimary(binlog=b), close_after_events={0: 3})
