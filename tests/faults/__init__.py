@@ -1,0 +1,1 @@
+"""Reliability tests: a fault-injecting proxy, primary restarts, rotation, limits."""
