@@ -156,7 +156,7 @@ def mariadb_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
     return mariadb_primary_factory(ServerVariant())
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="function")
 async def binlog_stream(mariadb_primary: MariaDBServer) -> AsyncIterator[BinlogStream]:
     """A stream of ``mariadb_primary``'s binlog from "now"; closed after the test."""
     from ..aio import connect
