@@ -23,7 +23,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BinlogPositionError, ConfigError, ReplicaError
+from ..errors import (
+    BinlogPositionError,
+    ConfigError,
+    ConnectionLostError,
+    ReplicaError,
+    ReplicaTimeoutError,
+)
 from ..position import FilePos, Gtid
 from .dump import BinlogDump, Txn, position_key
 from .options import SourceOptions
@@ -176,12 +182,12 @@ class StreamPlanner:
             and position_key(FilePos(start.file, start.pos)) >= position_key(target)
         ):
             return start
-        txns = self._open(start, count_rows=max_rows is not None)
+        self._open(start, count_rows=max_rows is not None)
         taken: list[Txn] = []
         rows = nbytes = 0
         end = start
         while True:
-            txn = self._next(txns)
+            txn = self._next()
             if txn is None:
                 break
             if target is not None and txn.real and position_key(txn.end) > position_key(target):
@@ -244,10 +250,10 @@ class StreamPlanner:
             self._dump.close()
         self._dump = self._txns = self._live = self._peek = None
 
-    def _open(self, start: Offset, *, count_rows: bool) -> Iterator[Txn]:
+    def _open(self, start: Offset, *, count_rows: bool) -> None:
         """The transactions from ``start``: the live dump when it is there, else a new one."""
         if self._txns is not None and self._live == start and self._counting >= count_rows:
-            return self._txns
+            return
         self._drop_live()
         count_rows = count_rows or self.opts.max_rows_per_trigger is not None
         dump = BinlogDump(self.opts, start.start(), Gtid(start.gtid), count_rows=count_rows)
@@ -255,17 +261,31 @@ class StreamPlanner:
         self._counting = count_rows
         self._txns = dump.transactions()
         self._live = start
-        return self._txns
 
-    def _next(self, txns: Iterator[Txn]) -> Txn | None:
+    def _next(self) -> Txn | None:
+        """The next transaction of the live dump (None at the binlog's end).
+
+        A dump left open between two micro-batches may have been dropped by the
+        primary meanwhile (``net_write_timeout``): on a connection error the
+        dump is opened again, once, from the last transaction taken.
+        """
         if self._peek is not None:
             txn, self._peek = self._peek, None
             return txn
-        try:
-            return next(txns)
-        except StopIteration:
-            self._dump = self._txns = self._live = None
-            return None
+        for attempt in range(2):
+            assert self._txns is not None
+            try:
+                return next(self._txns)
+            except StopIteration:
+                self._dump = self._txns = self._live = None
+                return None
+            except (ConnectionLostError, ReplicaTimeoutError):
+                resume = self._live
+                if attempt or resume is None:
+                    raise
+                self._drop_live()
+                self._open(resume, count_rows=self._counting)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _reread(self, start: Offset, end: Offset) -> list[Txn]:
         """Read ``[start, end)`` again (a restart from the checkpoint)."""
@@ -275,18 +295,19 @@ class StreamPlanner:
         goal = position_key(FilePos(end.file, end.pos))
         taken: list[Txn] = []
         try:
-            txns = self._open(start, count_rows=False)
+            self._open(start, count_rows=False)
             while True:
-                txn = self._next(txns)
+                txn = self._next()
                 if txn is None:
                     break
                 if txn.real and position_key(txn.end) > goal:
                     break
                 if txn.events:
                     taken.append(txn)
-                if txn.real and txn.end == FilePos(end.file, end.pos):
-                    self._live = end
-                    return taken
+                if txn.real:
+                    self._live = Offset(txn.end.file, txn.end.pos, txn.gtid_state)
+                    if txn.end == FilePos(end.file, end.pos):
+                        return taken
         except BinlogPositionError:
             raise
         except ReplicaError:

@@ -25,6 +25,7 @@ import importlib.util
 import json
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,6 +35,7 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from replica_client.errors import ConnectionLostError
 from replica_client.testing.server import MariaDBServer, ServerVariant
 
 from .conftest import ROOT, stream_options
@@ -356,3 +358,39 @@ def test_batch_read_of_encrypted_and_compressed_binlogs(
     assert ops == {"c": 20, "u": 5}
     with pytest.raises(PySparkException, match=r"Decryption|key"):
         spark.read.format("mariadb_binlog").option("tables", "s_enc.t").load(str(copy)).count()
+
+
+def test_planner_reopens_a_dump_the_primary_dropped_between_batches(
+    spark_primary: MariaDBServer, server_id: int
+) -> None:
+    from replica_client.spark.options import parse_options
+    from replica_client.spark.planner import StreamPlanner
+
+    srv = spark_primary
+    srv.sql("CREATE DATABASE s_drop")
+    srv.sql("CREATE TABLE s_drop.t (id INT PRIMARY KEY)")
+    start = _position(srv)
+    for i in range(10):
+        srv.sql(f"INSERT INTO s_drop.t VALUES ({i})")
+    options = stream_options(srv, server_id, startingPosition=start, tables="s_drop.*")
+    planner = StreamPlanner(parse_options({k: str(v) for k, v in options.items()}))
+    offset = planner.initial_offset()
+    seen = reopened = 0
+    for _ in range(20):
+        end = planner.latest_offset(offset, 3, None)
+        if end == offset:
+            break
+        seen += sum(len(s[3]) for p in planner.plan(offset, end) for s in p) // 2
+        if planner._txns is not None:  # as if the primary had dropped the idle dump
+            planner.close()
+            planner._txns, planner._live = _dropped(), end
+            reopened += 1
+        offset = end
+    planner.close()
+    assert seen == 10  # one TABLE_MAP and one rows event per insert
+    assert reopened >= 3
+
+
+def _dropped() -> Iterator[Any]:
+    raise ConnectionLostError("the primary closed the connection")
+    yield
