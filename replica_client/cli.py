@@ -29,7 +29,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, unquote, urlsplit
@@ -200,16 +200,15 @@ def _cmd_read(ns: argparse.Namespace) -> int:
     )
     progress = _Progress(reader.files) if sys.stderr.isatty() else None
     with reader as events, _output(ns.output) as out:
+        stream: Iterable[Event] = events
+        if progress is not None:
+            stream = progress.follow(events, reader)
         if ns.format == "json":
-            for change in iter_changes(events):
+            for change in iter_changes(stream):
                 out.write(_line(change) + "\n")
-                if progress is not None:
-                    progress.update(reader.position)
         else:
-            for event in events:
+            for event in stream:
                 out.write(_describe(event, reader.event_position) + "\n")
-                if progress is not None:
-                    progress.update(reader.position)
     if progress is not None:
         progress.done()
     return 0
@@ -236,8 +235,17 @@ class _Progress:
             sys.stderr.write(f"\r[{bar:<25}] {pct:3d}% {pos}")
             sys.stderr.flush()
 
+    def follow(self, events: Iterable[Event], reader: Any) -> Iterator[Event]:
+        """Pass ``events`` through, redrawing the bar every few hundred events."""
+        for n, event in enumerate(events):
+            if n % 256 == 0:
+                self.update(reader.position)
+            yield event
+
     def done(self) -> None:
-        sys.stderr.write("\n")
+        bar = "#" * 25
+        sys.stderr.write(f"\r[{bar}] 100%{' ' * 40}\n")
+        sys.stderr.flush()
 
 
 def _describe(event: Event, pos: FilePos | None) -> str:

@@ -275,3 +275,46 @@ def test_demo_as_the_readme_runs_it() -> None:
     assert re.search(r"^delete shop\.orders .*after=null", out, re.M)
     assert "14 row changes decoded" in out
     assert out.rstrip().endswith("-- primary stopped")
+
+
+def test_tail_output_file_and_read_progress_bar_on_a_terminal(
+    mariadb_primary: MariaDBServer, tmp_path: Any
+) -> None:
+    db = fresh_database(mariadb_primary, "outfile")
+    mariadb_primary.sql(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
+    start = gtid_now(mariadb_primary)
+    mariadb_primary.sql_many([f"INSERT INTO {db}.t VALUES (1), (2)", "FLUSH BINARY LOGS"])
+    out = tmp_path / "changes.jsonl"
+    proc = run_cli(
+        "tail", *connection_args(mariadb_primary), "--from-gtid", start, "--non-blocking",
+        "--tables", f"{db}.t", "--output", str(out), password=mariadb_primary.password,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    assert [r["after"]["id"] for r in _lines(out.read_text())] == [1, 2]
+
+    # stderr on a terminal: `read` draws a progress bar there; stdout stays clean JSON.
+    master, slave = os.openpty()
+    try:
+        reading = subprocess.run(
+            [*cli_command(), "read", str(mariadb_primary.datadir), "--tables", f"{db}.t"],
+            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        os.close(slave)
+        slave = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if slave != -1:
+            os.close(slave)
+        os.close(master)
+    assert reading.returncode == 0
+    assert [r["after"]["id"] for r in _lines(reading.stdout)] == [1, 2]
+    bar = b"".join(chunks).decode()
+    assert "100%" in bar and "[#" in bar
