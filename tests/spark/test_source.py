@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -299,7 +300,15 @@ def test_purged_range_fails_loudly_on_restart(
         _run(spark, opts, tmp_path / "ck", batches, fail_at=0)
     srv.sql("FLUSH BINARY LOGS")
     current = srv.sql("SHOW MASTER STATUS")[0][0]
-    srv.sql(f"PURGE BINARY LOGS TO '{current}'")
+    # A dump thread the primary has not yet seen go away keeps its file: PURGE
+    # would skip it. Wait for the failed query's connection to be gone.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        srv.sql(f"PURGE BINARY LOGS TO '{current}'")
+        if [r[0] for r in srv.sql("SHOW BINARY LOGS")] == [current]:
+            break
+        time.sleep(0.2)
+    assert [r[0] for r in srv.sql("SHOW BINARY LOGS")] == [current]
     with pytest.raises(PySparkException, match="BinlogPositionError"):
         _run(spark, opts, tmp_path / "ck", batches)
     assert batches == []
