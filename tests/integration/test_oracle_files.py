@@ -24,7 +24,9 @@ VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.label)
-def test_file_images_equal_select(mariadb_primary_factory: PrimaryFactory, variant: ServerVariant) -> None:
+def test_file_images_equal_select(
+    mariadb_primary_factory: PrimaryFactory, variant: ServerVariant
+) -> None:
     srv = mariadb_primary_factory(variant)
     full = variant.row_metadata == "FULL"
     conn = oracle.connect(srv.host, srv.port, srv.user, srv.password)
