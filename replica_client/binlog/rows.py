@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import MalformedEventError
 from .columns import ColumnReader, reader_for
 from .events import MISSING, Row, TableMapEvent
+from .rowplan import RowPlan, compile_plan
 
 __all__ = ["RowDecoder", "RowDecoderCache", "check_width"]
 
@@ -29,7 +30,7 @@ __all__ = ["RowDecoder", "RowDecoderCache", "check_width"]
 class RowDecoder:
     """Decodes row images of one table definition; built once, used for every row."""
 
-    __slots__ = ("_all", "_null_len", "ncols", "readers", "table")
+    __slots__ = ("_all", "_null_len", "_plan", "ncols", "readers", "table")
 
     def __init__(self, table: TableMapEvent) -> None:
         self.table = table
@@ -37,9 +38,16 @@ class RowDecoder:
         self.ncols = len(self.readers)
         self._all = (1 << self.ncols) - 1
         self._null_len = (self.ncols + 7) >> 3
+        # The compiled accelerator's decoder, when it is built (rowplan.py).
+        self._plan: RowPlan | None = compile_plan(table.columns, self.readers)
+
+    def _null_bytes(self, present: int) -> int:
+        return self._null_len if present == self._all else (present.bit_count() + 7) >> 3
 
     def decode_image(self, view: memoryview, pos: int, present: int) -> tuple[Row, int]:
         """Decode one row image at ``pos``; return (values, next position)."""
+        if self._plan is not None:
+            return self._plan.decode_image(view, pos, present, self._null_bytes(present))
         if present == self._all:
             null_len = self._null_len
             nulls = int.from_bytes(view[pos : pos + null_len], "little")
@@ -88,6 +96,15 @@ class RowDecoder:
 
     def decode_rows(self, view: memoryview, pos: int, end: int, present: int) -> tuple[Row, ...]:
         """All row images of a WRITE or DELETE event body."""
+        if not present and pos < end:
+            raise _no_columns(pos)
+        if self._plan is not None:
+            images, pos = self._plan.decode_rows(view, pos, end, present, self._null_bytes(present))
+            if pos != end:
+                raise MalformedEventError(
+                    f"row images overrun the event by {pos - end} bytes", offset=end
+                )
+            return images
         rows: list[Row] = []
         decode = self.decode_image
         while pos < end:
@@ -103,6 +120,23 @@ class RowDecoder:
         self, view: memoryview, pos: int, end: int, present: int, present_after: int
     ) -> tuple[tuple[Row, Row], ...]:
         """All (before, after) pairs of an UPDATE event body."""
+        if not present and not present_after and pos < end:
+            raise _no_columns(pos)
+        if self._plan is not None:
+            pairs, pos = self._plan.decode_update_rows(
+                view,
+                pos,
+                end,
+                present,
+                self._null_bytes(present),
+                present_after,
+                self._null_bytes(present_after),
+            )
+            if pos != end:
+                raise MalformedEventError(
+                    f"row images overrun the event by {pos - end} bytes", offset=end
+                )
+            return pairs
         rows: list[tuple[Row, Row]] = []
         decode = self.decode_image
         while pos < end:
@@ -114,6 +148,12 @@ class RowDecoder:
                 f"row images overrun the event by {pos - end} bytes", offset=end
             )
         return tuple(rows)
+
+
+def _no_columns(pos: int) -> MalformedEventError:
+    # An image of no columns is zero bytes long: without this check the row
+    # loop would never advance.
+    return MalformedEventError("rows event with row data but no column present", offset=pos)
 
 
 class RowDecoderCache:
