@@ -24,6 +24,7 @@ import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Final
 
@@ -545,15 +546,21 @@ class EventDecoder:
 
     def _table_map(self, header: EventHeader, view: memoryview, pos: int, end: int) -> Event | None:
         phl = self.post_header_len(E.TABLE_MAP_EVENT, 8)
-        tm = decode_table_map(
-            header, view, pos, end, phl, self._mariadb, old_layout=self._old_table_map
-        )
-        keep = self._filter is None or self._filter(tm.schema, tm.table)
-        if keep:
-            definition = bytes(view[pos + phl - 2 : end])
-            decoder: RowDecoder | None = self._row_decoders.get(definition, tm)
+        # Key: the body after the table id, and what else decodes it differently.
+        definition = bytes([self._mariadb | self._old_table_map << 1]) + view[pos + phl - 2 : end]
+        decoder: RowDecoder | None = self._row_decoders.lookup(definition)
+        if decoder is not None:
+            # Seen before (every transaction repeats its TABLE_MAPs): reuse the
+            # decoded definition, only the header and the table id differ.
+            table_id = u32(view, pos) if phl == 6 else u48(view, pos)
+            tm = replace(decoder.table, header=header, table_id=table_id)
+            keep = True
         else:
-            decoder = None
+            tm = decode_table_map(
+                header, view, pos, end, phl, self._mariadb, old_layout=self._old_table_map
+            )
+            keep = self._filter is None or self._filter(tm.schema, tm.table)
+            decoder = self._row_decoders.get(definition, tm) if keep else None
         if (
             len(self._tables) >= self.options.table_map_cache_size
             and tm.table_id not in self._tables

@@ -169,6 +169,14 @@ class RowDecoderCache:
         self._by_definition: OrderedDict[bytes, RowDecoder] = OrderedDict()
         self._max_size = max_size
 
+    def lookup(self, definition: bytes) -> RowDecoder | None:
+        """The decoder compiled for ``definition``, if any (its ``table`` is the
+        TABLE_MAP it was compiled from)."""
+        decoder = self._by_definition.get(definition)
+        if decoder is not None:
+            self._by_definition.move_to_end(definition)
+        return decoder
+
     def get(self, definition: bytes, table: TableMapEvent) -> RowDecoder:
         cache = self._by_definition
         decoder = cache.get(definition)
