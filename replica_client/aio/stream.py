@@ -9,9 +9,10 @@ Delivery and resume policy (exactly once per event, per transaction):
 * ``stream.position`` / ``stream.gtid_state`` advance only when the consumer
   has been handed the event that ends a transaction (XID, COMMIT, XA PREPARE,
   a standalone DDL) or an event outside any transaction (ROTATE, ...).
-* When the connection is lost or stalls (no byte for twice the heartbeat
-  period), the events already received are still delivered; then the stream
-  reconnects with backoff and restarts the dump from ``stream.position`` (the
+* When the connection is lost, stalls (no byte for twice the heartbeat
+  period) or the primary ends a blocking dump (it is shutting down), the
+  events already received are still delivered; then the stream reconnects
+  with backoff and restarts the dump from ``stream.position`` (the
   last transaction boundary handed out). Events of a transaction that was
   only partly handed out are re-sent by the primary; the stream drops exactly
   as many as were already delivered (and checks the GTID matches), so the
@@ -225,6 +226,12 @@ class BinlogStream:
             assert protocol is not None, "call open() (or use connect()) first"
             try:
                 item = await protocol.next_item()
+                if item == "end" and self._config.blocking:
+                    # A blocking dump never ends by itself: the primary is shutting down.
+                    raise ConnectionLostError(
+                        f"the primary at {self._config.address} ended the binlog dump "
+                        "(shutting down?)"
+                    )
             except (ConnectionLostError, ReplicaTimeoutError) as exc:
                 if self._closed:
                     raise StopAsyncIteration from None

@@ -7,6 +7,7 @@ driver sees packets cut at arbitrary points.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
 
 import pytest
@@ -248,6 +249,32 @@ async def test_second_cut_while_skipping_exactly_once(first: int, second: int) -
         "0-1-4",
     ]
     assert stream.reconnects == 2
+
+
+async def test_eof_of_a_blocking_dump_reconnects() -> None:
+    """A primary that shuts down ends a blocking dump with an EOF packet: that is
+    a lost connection to resume from, not the end of the stream."""
+    b = _binlog(3)
+    server = await serve(lambda i: FakePrimary(binlog=b, end="eof" if i == 0 else "hold"))
+    cfg = _cfg(server, blocking=True, reconnect=rca.ReconnectPolicy(initial_delay=0.01))
+    gtids: list[str] = []
+    async with server.server, rca.connect(cfg) as stream:  # type: ignore[union-attr]
+
+        async def consume() -> None:
+            async for event in stream:
+                if isinstance(event, GtidEvent):
+                    gtids.append(event.gtid)
+
+        consumer = asyncio.create_task(consume())
+        async with asyncio.timeout(10):
+            while stream.reconnects < 1:
+                assert not consumer.done(), "the stream ended at the primary's EOF"
+                await asyncio.sleep(0.01)
+        consumer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer
+        assert stream.gtid_state == Gtid("0-1-3")
+    assert gtids == ["0-1-1", "0-1-2", "0-1-3"]
 
 
 async def test_reconnect_gives_up() -> None:
