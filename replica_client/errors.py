@@ -25,6 +25,7 @@ __all__ = [
     "ReplicaError",
     "ReplicaTimeoutError",
     "ServerError",
+    "ServerIdConflictError",
     "StateError",
     "TruncatedBinlogError",
     "UnknownEventError",
@@ -167,6 +168,16 @@ class BinlogPositionError(ServerError):
     """The primary cannot serve the requested file, position or GTID (errno 1236)."""
 
 
+class ServerIdConflictError(ServerError):
+    """Another replica registered with this replica's server_id and the primary
+    dropped this connection for it (MariaDB errno 4052). Not retried: reconnecting
+    would drop the other replica in turn."""
+
+
+#: MariaDB ER_SLAVE_SAME_ID; MySQL reports the same as 1236 with this text.
+_SAME_ID_ERRNO = 4052
+_SAME_ID_TEXT = "same server_uuid/server_id"
+
 _HINTS: dict[int, str] = {
     1236: (
         "The requested binlog position is not available on the primary (purged, "
@@ -175,6 +186,11 @@ _HINTS: dict[int, str] = {
         "@@gtid_binlog_state, and re-snapshot if changes were lost"
     ),
     1045: "Check the user name and password, and that the user may connect from this host",
+    _SAME_ID_ERRNO: (
+        "Another replica registered with the same server_id, so the primary dropped "
+        "this connection. Give every replica of this primary a unique server_id "
+        "(SHOW SLAVE HOSTS lists the ones in use)"
+    ),
 }
 
 _BY_ERRNO: dict[int, type[ServerError]] = {
@@ -183,11 +199,14 @@ _BY_ERRNO: dict[int, type[ServerError]] = {
     1251: AuthenticationError,
     1698: AuthenticationError,
     1236: BinlogPositionError,
+    _SAME_ID_ERRNO: ServerIdConflictError,
 }
 
 
 def server_error(errno: int, sqlstate: str, message: str) -> ServerError:
     """Map an ERR packet to the most specific :class:`ServerError` subclass."""
+    if _SAME_ID_TEXT in message:
+        return ServerIdConflictError(errno, sqlstate, message, _HINTS[_SAME_ID_ERRNO])
     cls = _BY_ERRNO.get(errno, ServerError)
     return cls(errno, sqlstate, message, _HINTS.get(errno, ""))
 
