@@ -28,9 +28,7 @@ __all__ = ["Delivery", "Writer", "binlog_pos", "consume", "master_status", "prep
 def prepare_table(server: MariaDBServer, schema: str) -> None:
     server.sql(f"CREATE DATABASE IF NOT EXISTS {schema}")
     server.sql(f"DROP TABLE IF EXISTS {schema}.t")
-    server.sql(
-        f"CREATE TABLE {schema}.t (id INT PRIMARY KEY, txn INT NOT NULL, pad VARCHAR(40))"
-    )
+    server.sql(f"CREATE TABLE {schema}.t (id INT PRIMARY KEY, txn INT NOT NULL, pad VARCHAR(40))")
 
 
 def master_status(server: MariaDBServer) -> rc.FilePos:

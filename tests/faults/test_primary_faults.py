@@ -34,7 +34,9 @@ __all__: list[str] = []
 _RECONNECT = rc.ReconnectPolicy(initial_delay=0.05, max_delay=0.5, max_attempts=120)
 
 
-async def _clean_read(server: MariaDBServer, start: rc.FilePos) -> list[tuple[str, tuple[int, ...]]]:
+async def _clean_read(
+    server: MariaDBServer, start: rc.FilePos
+) -> list[tuple[str, tuple[int, ...]]]:
     delivery = Delivery()
     async with rc.connect(config_for(server, start=start, blocking=False)) as stream:
         async for event in stream:
@@ -43,12 +45,16 @@ async def _clean_read(server: MariaDBServer, start: rc.FilePos) -> list[tuple[st
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["sigterm", "sigkill"])
-async def test_primary_restart_mid_stream(mariadb_primary_factory: PrimaryFactory, kill: bool) -> None:
+async def test_primary_restart_mid_stream(
+    mariadb_primary_factory: PrimaryFactory, kill: bool
+) -> None:
     srv = mariadb_primary_factory(DISRUPTIVE)
     repl_user(srv)
     prepare_table(srv, "rc_restart")
     start = master_status(srv)
-    writer = Writer(srv, "rc_restart", 1_000_000, seed=3, survive=True, max_rows_per_txn=8, pause=0.002)
+    writer = Writer(
+        srv, "rc_restart", 1_000_000, seed=3, survive=True, max_rows_per_txn=8, pause=0.002
+    )
     delivery = Delivery()
     final: asyncio.Future[rc.Gtid] = asyncio.get_running_loop().create_future()
     cfg = config_for(srv, start=start, heartbeat_period=0.5, reconnect=_RECONNECT)
