@@ -1,0 +1,21 @@
+"""atheris entry point: the session (see targets.py for the invariant).
+
+python fuzz/fuzz_session.py -runs=1000000 -rss_limit_mb=2048 -timeout=10 [corpus_dir]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import atheris
+
+with atheris.instrument_imports(include=["replica_client"]):
+    from fuzz.targets import session_one_input, session_seeds
+
+from fuzz._main import main
+
+if __name__ == "__main__":
+    main(session_one_input, session_seeds)
