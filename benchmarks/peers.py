@@ -262,9 +262,10 @@ def main(argv: list[str] | None = None) -> int:
             print("skipping mariadb_binlog: not installed", file=sys.stderr)
             decoders.remove(name)
 
-    from replica_client.binlog import rows as rows_module
+    from replica_client.binlog import rowplan
 
-    accelerated = getattr(rows_module, "ACCELERATED", False)
+    accelerated = rowplan.ACCELERATED
+
     srv = MariaDBServer(ServerVariant(extra_args=("--rpl-semi-sync-master-enabled=OFF",)))
     srv.start()
     results: dict[str, Any] = {

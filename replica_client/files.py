@@ -36,6 +36,7 @@ from .position import FilePos
 __all__ = ["BinlogFileReader", "binlog_files_in", "open_binlog"]
 
 _NUMBERED: Final = re.compile(r".*\.(\d+)(\.gz)?$")
+_RELEASE_EVERY: Final = 16 << 20  # bytes of mapped file read between page releases
 _SIZE_OFFSET: Final = 9  # event_size u32 sits at bytes 9..12 of the header
 
 PathLike = str | os.PathLike[str]
@@ -123,6 +124,7 @@ class BinlogFileReader:
             decoder.begin_file()
             pos = len(BINLOG_MAGIC)
             decode = decoder.iter_decode
+            released = 0
             while pos < size:
                 if self._closed:
                     return
@@ -156,6 +158,13 @@ class BinlogFileReader:
                 self.position = FilePos(name, end)
                 yield from decode(data[pos:end], pos)
                 pos = end
+                if pos - released >= _RELEASE_EVERY and isinstance(data, mmap.mmap):
+                    # Events are copied out of the map: let the pages read so
+                    # far go, or RSS grows with the file (they stay in the
+                    # page cache).
+                    upto = pos - pos % mmap.PAGESIZE
+                    data.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                    released = upto
 
 
 class _open_bytes:  # noqa: N801 - used like a function

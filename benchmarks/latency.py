@@ -1,0 +1,309 @@
+"""Live latency and semi-sync commit latency on a private primary (loopback).
+
+Usage (from the repository root)::
+
+    python3 -m benchmarks.latency              # 2,000 commits per measurement
+    python3 -m benchmarks.latency --commits 500
+
+1. **Live latency**: ``replica_client.connect(..., blocking=True)`` follows the
+   primary; a writer process commits single-row transactions one at a time
+   (every 2 ms) and notes ``time.perf_counter_ns()`` (CLOCK_MONOTONIC, one
+   clock for every process) just before each ``INSERT`` (autocommit); the
+   replica notes the same clock when the transaction's XID event comes out of
+   its ``async for``. Latency = XID delivered - commit sent; it includes the
+   commit's own execution on the primary.
+2. **Semi-sync**: with ``rpl_semi_sync_master_enabled=ON`` every commit waits
+   for a replica's ACK. The writer measures each commit's round trip while
+   the ACKing replica is (a) ``replica_client`` (``semi_sync="on"``: decodes
+   every event, ACKs in ``auto`` mode) and (b) a bare client that only frames
+   packets and ACKs the ones the primary asks for. ``Rpl_semi_sync_master_no_tx``
+   must not move: a commit that timed out waiting for its ACK would count there.
+
+Prints p50/p90/p99/max and the ratio of (a) to (b); ``--json`` writes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import secrets
+import socket
+import statistics
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from replica_client.aio import connect
+from replica_client.binlog.events import WriteRowsEvent, XidEvent
+from replica_client.testing.server import MariaDBServer, ServerVariant
+
+from . import workload
+
+__all__ = ["main"]
+
+_DDL = "CREATE TABLE bench.lat (id INT PRIMARY KEY, note VARCHAR(40), at DATETIME(6))"
+
+
+def _connect(dsn: dict[str, Any]) -> pymysql.connections.Connection[Any]:
+    return pymysql.connect(autocommit=True, **dsn)
+
+
+def _writer(
+    dsn: dict[str, Any], table: str, first: int, count: int, pause: float, out: Any
+) -> None:
+    """Commit ``count`` single-row transactions; send back (id, t_sent_ns, commit_ns)."""
+    conn = _connect(dsn)
+    stamps: list[tuple[int, int, int]] = []
+    with conn.cursor() as cur:
+        for i in range(first, first + count):
+            t0 = time.perf_counter_ns()
+            cur.execute(f"INSERT INTO {table} VALUES ({i}, 'latency probe', NOW(6))")
+            t1 = time.perf_counter_ns()
+            stamps.append((i, t0, t1 - t0))
+            time.sleep(pause)
+    conn.close()
+    out.send(stamps)
+
+
+def _spawn_writer(dsn: dict[str, Any], first: int, count: int, pause: float) -> tuple[Any, Any]:
+    ctx = mp.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_writer, args=(dsn, "bench.lat", first, count, pause, send))
+    proc.start()
+    return proc, recv
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _stats(values_ms: list[float]) -> dict[str, float]:
+    return {
+        "n": len(values_ms),
+        "p50": statistics.median(values_ms),
+        "p90": _pct(values_ms, 0.90),
+        "p99": _pct(values_ms, 0.99),
+        "max": max(values_ms),
+    }
+
+
+async def _live(args: dict[str, Any], dsn: dict[str, Any], first: int, count: int) -> list[float]:
+    seen: dict[int, int] = {}
+    pending: int | None = None
+    last = first + count - 1
+    async with connect(
+        host=args["host"],
+        port=args["port"],
+        user=args["user"],
+        password=args["password"],
+        server_id=args["server_id"],
+        start="now",
+        blocking=True,
+    ) as stream:
+        proc, recv = _spawn_writer(dsn, first, count, 0.002)
+        async for event in stream:
+            if isinstance(event, WriteRowsEvent) and event.table.table == "lat":
+                pending = int(event.rows[0][0])
+            elif isinstance(event, XidEvent) and pending is not None:
+                seen[pending] = time.perf_counter_ns()
+                if pending == last:
+                    break
+                pending = None
+    stamps = recv.recv()
+    proc.join()
+    return [(seen[i] - t0) / 1e6 for i, t0, _ in stamps if i in seen]
+
+
+def _commit_latencies(dsn: dict[str, Any], first: int, count: int) -> list[float]:
+    proc, recv = _spawn_writer(dsn, first, count, 0.0005)
+    stamps = recv.recv()
+    proc.join()
+    return [commit_ns / 1e6 for _, _, commit_ns in stamps]
+
+
+async def _rc_acking(args: dict[str, Any], stop: asyncio.Event, ready: asyncio.Event) -> None:
+    async with connect(
+        host=args["host"],
+        port=args["port"],
+        user=args["user"],
+        password=args["password"],
+        server_id=args["server_id"],
+        start="now",
+        blocking=True,
+        semi_sync="on",
+    ) as stream:
+        ready.set()
+        iterator = aiter(stream)
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(anext(iterator), 0.2)
+            except TimeoutError:
+                continue
+
+
+def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Event) -> None:
+    """Log in, ask for semi-sync, frame packets, ACK every event that asks for it."""
+    conn = pymysql.connect(
+        host=args["host"], port=args["port"], user=args["user"], password=args["password"]
+    )
+    with conn.cursor() as cur:
+        cur.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
+        cur.execute("SET @mariadb_slave_capability = 4")
+        cur.execute("SET @rpl_semi_sync_slave = 1")
+        cur.execute("SHOW MASTER STATUS")
+        row = cur.fetchone()
+    assert row is not None
+    name, position = str(row[0]), int(row[1])
+    body = struct.pack("<BIHI", 0x12, position, 0, args["server_id"]) + name.encode()
+    sock: socket.socket = conn._sock
+    sock.sendall(struct.pack("<I", len(body))[:3] + b"\0" + body)
+    sock.settimeout(0.2)
+    buf = bytearray()
+    ready.set()
+    current = name.encode()
+    while not stop.is_set():
+        try:
+            chunk = sock.recv(1 << 16)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        buf += chunk
+        pos = 0
+        while len(buf) - pos >= 4:
+            length = int.from_bytes(buf[pos : pos + 3], "little")
+            if len(buf) - pos < 4 + length:
+                break
+            payload = buf[pos + 4 : pos + 4 + length]
+            pos += 4 + length
+            # status 0x00 | semi-sync magic 0xEF | flags | event
+            if len(payload) < 3 or payload[0] != 0 or payload[1] != 0xEF:
+                continue
+            event = payload[3:]
+            if len(event) >= 19 and event[4] == 4:  # ROTATE: remember the file
+                current = bytes(event[19 + 8 : len(event) - 4])
+            if payload[2] & 1:
+                log_pos = int.from_bytes(event[13:17], "little")
+                ack = b"\xef" + struct.pack("<Q", log_pos) + current
+                sock.sendall(struct.pack("<I", len(ack))[:3] + b"\0" + ack)
+        del buf[:pos]
+    sock.close()
+
+
+def _semi_sync_status(srv: MariaDBServer) -> dict[str, int]:
+    rows = srv.sql("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
+    return {str(k): int(v) for k, v in rows if str(v).isdigit()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commits", type=int, default=2000)
+    parser.add_argument("--json", type=Path)
+    opts = parser.parse_args(argv)
+    n = opts.commits
+    srv = MariaDBServer(ServerVariant(extra_args=("--rpl-semi-sync-master-timeout=2000",)))
+    srv.start()
+    results: dict[str, Any] = {}
+    try:
+        password = secrets.token_hex(8)
+        root = pymysql.connect(
+            host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=True
+        )
+        workload.create_bench_user(root, password)
+        with root.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS bench")
+            cur.execute(_DDL)
+        root.close()
+        dsn = {"host": srv.host, "port": srv.port, "user": srv.user, "password": srv.password}
+        args = {
+            "host": srv.host,
+            "port": srv.port,
+            "user": workload.BENCH_USER,
+            "password": password,
+        }
+        # 1. live latency, semi-sync off
+        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        live = asyncio.run(_live({**args, "server_id": 201}, dsn, 0, n))
+        results["live_ms"] = _stats(live)
+        # 2. semi-sync commit latency: bare ACKer, then replica_client
+        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        stop, ready = threading.Event(), threading.Event()
+        bare = threading.Thread(
+            target=_bare_acker, args=({**args, "server_id": 202}, stop, ready), daemon=True
+        )
+        bare.start()
+        ready.wait(10)
+        time.sleep(0.3)
+        before = _semi_sync_status(srv)
+        bare_ms = _commit_latencies(dsn, 10_000, n)
+        after = _semi_sync_status(srv)
+        stop.set()
+        bare.join()
+        results["semi_sync_bare_ms"] = _stats(bare_ms)
+        results["semi_sync_bare_status"] = _delta(before, after)
+
+        async def with_rc() -> tuple[list[float], dict[str, int]]:
+            stop_rc, ready_rc = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(_rc_acking({**args, "server_id": 203}, stop_rc, ready_rc))
+            await asyncio.wait_for(ready_rc.wait(), 10)
+            await asyncio.sleep(0.3)
+            b = _semi_sync_status(srv)
+            ms = await asyncio.to_thread(_commit_latencies, dsn, 20_000, n)
+            a = _semi_sync_status(srv)
+            stop_rc.set()
+            await task
+            return ms, _delta(b, a)
+
+        rc_ms, rc_status = asyncio.run(with_rc())
+        results["semi_sync_rc_ms"] = _stats(rc_ms)
+        results["semi_sync_rc_status"] = rc_status
+        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n))
+    finally:
+        srv.close()
+    ratio = results["semi_sync_rc_ms"]["p50"] / results["semi_sync_bare_ms"]["p50"]
+    ratio99 = results["semi_sync_rc_ms"]["p99"] / results["semi_sync_bare_ms"]["p99"]
+    results["semi_sync_ratio_p50"] = ratio
+    results["semi_sync_ratio_p99"] = ratio99
+    lines = [
+        "| measurement (ms) | p50 | p90 | p99 | max |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key, label in (
+        ("live_ms", "commit sent -> XID out of `async for` (replica_client)"),
+        ("async_commit_ms", "commit, semi-sync off"),
+        ("semi_sync_bare_ms", "commit, semi-sync, bare framing+ACK client"),
+        ("semi_sync_rc_ms", "commit, semi-sync, replica_client ACKing"),
+    ):
+        s = results[key]
+        lines.append(
+            f"| {label} | {s['p50']:.3f} | {s['p90']:.3f} | {s['p99']:.3f} | {s['max']:.3f} |"
+        )
+    print("\n".join(lines))
+    print(
+        f"\nsemi-sync commit latency, replica_client / bare: p50 {ratio:.2f}x, p99 {ratio99:.2f}x"
+    )
+    print(
+        f"semi-sync txns acknowledged/timed out: bare {results['semi_sync_bare_status']}, "
+        f"replica_client {results['semi_sync_rc_status']}"
+    )
+    if opts.json:
+        opts.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    keys = ("Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx")
+    return {k: after.get(k, 0) - before.get(k, 0) for k in keys}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
