@@ -243,7 +243,10 @@ def _q(sql: str) -> Callable[[_Context], bytes | None]:
 def _int_value(reply: _Reply, what: str, column: int = 0) -> int | None:
     if reply is None or not reply.rows:
         return None
-    text = reply.rows[0][column]
+    row = reply.rows[0]
+    if len(row) <= column:
+        raise ProtocolError(f"{what}: a reply row of {len(row)} columns, expected {column + 1}")
+    text = row[column]
     if text is None:
         return None
     try:

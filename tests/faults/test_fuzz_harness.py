@@ -27,6 +27,19 @@ def test_seeds_pass_the_targets() -> None:
         targets.session_one_input(seed)
 
 
+def test_regressions() -> None:
+    """Inputs the fuzzer once crashed on (fuzz/regressions/<target>-<what>)."""
+    found = sorted((ROOT / "fuzz" / "regressions").iterdir())
+    assert found
+    run = {
+        "decoder": targets.decoder_one_input,
+        "session": targets.session_one_input,
+        "framer": targets.framer_one_input,
+    }
+    for path in found:
+        run[path.name.split("-")[0]](path.read_bytes())
+
+
 @pytest.mark.parametrize("name", ["decoder", "session", "framer"])
 def test_short_fuzz_run(name: str) -> None:
     proc = subprocess.run(
