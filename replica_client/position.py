@@ -8,6 +8,7 @@ Both validate their input, so values built from them are safe to put in SQL.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -94,6 +95,28 @@ class Gtid:
                 raise ConfigError(f"GTID state {text!r} names domain {triple.domain} twice")
             by_domain[triple.domain] = triple
         return tuple(by_domain[d] for d in sorted(by_domain))
+
+    @classmethod
+    def from_domains(cls, by_domain: Mapping[int, GtidTriple]) -> Gtid:
+        """The state holding ``by_domain``'s triples (domain -> triple), without re-parsing.
+
+        Raises:
+            ConfigError: a triple is out of range or filed under another domain.
+        """
+        for domain, t in by_domain.items():
+            if (
+                t.domain != domain
+                or not 0 <= t.domain < 1 << 32
+                or not 0 <= t.server_id < 1 << 32
+                or not 0 <= t.seq < 1 << 64
+            ):
+                raise ConfigError(f"invalid GTID {t} for domain {domain}")
+        state = object.__new__(cls)
+        text = ",".join(
+            f"{t.domain}-{t.server_id}-{t.seq}" for _, t in sorted(by_domain.items())
+        )
+        object.__setattr__(state, "text", text)
+        return state
 
     @property
     def triples(self) -> tuple[GtidTriple, ...]:

@@ -44,6 +44,7 @@ from .binlog.events import (
     GtidListEvent,
     QueryEvent,
     RotateEvent,
+    TransactionPayloadEvent,
     XaPrepareEvent,
     XidEvent,
 )
@@ -90,6 +91,42 @@ _MYSQL_GTID_TYPES: Final = frozenset(
     }
 )
 _GROUP_END_QUERIES: Final = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
+
+# Plain ints for the per-event tests (IntEnum/IntFlag operators cost a Python call each).
+_HEARTBEAT_CODES: Final = frozenset(int(t) for t in _HEARTBEATS)
+_MYSQL_GTID_CODES: Final = frozenset(int(t) for t in _MYSQL_GTID_TYPES)
+_ROTATE: Final = int(EventType.ROTATE_EVENT)
+_FDE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_GTID_LIST: Final = int(EventType.GTID_LIST_EVENT)
+_ARTIFICIAL: Final = int(EventFlag.ARTIFICIAL)
+_SYNC: Final = int(SemiSyncFlag.SYNC)
+
+# What an event class means for transaction boundaries (``_group_update``),
+# worked out once per class with the isinstance tests below.
+_K_OTHER: Final = 0  # rows, TABLE_MAP, ...: no effect
+_K_GTID: Final = 1  # MariaDB GTID: a group starts
+_K_GTID_LIST: Final = 2
+_K_NEUTRAL: Final = 3  # FORMAT_DESCRIPTION, ROTATE
+_K_QUERY: Final = 4
+_K_END: Final = 5  # XID, XA PREPARE
+_KINDS: dict[type[Event], int] = {}
+
+
+def _kind_of(cls: type[Event]) -> int:
+    if issubclass(cls, GtidEvent):
+        kind = _K_GTID
+    elif issubclass(cls, GtidListEvent):
+        kind = _K_GTID_LIST
+    elif issubclass(cls, FormatDescriptionEvent | RotateEvent):
+        kind = _K_NEUTRAL
+    elif issubclass(cls, QueryEvent):
+        kind = _K_QUERY
+    elif issubclass(cls, XidEvent | XaPrepareEvent):
+        kind = _K_END
+    else:
+        kind = _K_OTHER
+    _KINDS[cls] = kind
+    return kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +186,9 @@ class _Tracker:
 
     file: str = ""
     pos: int = 0
-    gtid_state: Gtid = field(default_factory=lambda: Gtid(""))
+    #: The GTID state as domain -> triple; ``Gtid`` objects are built only when asked.
+    gtids: dict[int, GtidTriple] = field(default_factory=dict)
+    gtid_cache: Gtid | None = None
     in_group: bool = False
     standalone: bool = False
     group_gtid: GtidTriple | None = None
@@ -174,6 +213,7 @@ class ReplicaSession:
         "_decoder_options",
         "_ended",
         "_event_types",
+        "_last_checkpoint",
         "_machine",
         "_pending_inner",
         "_resume",
@@ -198,10 +238,11 @@ class ReplicaSession:
         self._event_types = event_types
         self._t = _Tracker()
         start = settings.start
+        if gtid_state is None and isinstance(start, Gtid):
+            gtid_state = start
         if gtid_state is not None:
-            self._t.gtid_state = gtid_state
-        elif isinstance(start, Gtid):
-            self._t.gtid_state = start
+            self._t.gtids = {g.domain: g for g in gtid_state.triples}
+            self._t.gtid_cache = gtid_state
         if isinstance(start, FilePos):
             self._t.file, self._t.pos = start.file, start.pos
         self._resume = _Resume(resume_skip, resume_gtid)
@@ -213,6 +254,7 @@ class ReplicaSession:
         self._await_gtid_start = isinstance(start, Gtid) or start == "now"
         self._pending_inner: list[Event] = []
         self._ended = False
+        self._last_checkpoint: Checkpoint | None = None
 
     def __repr__(self) -> str:
         return f"<ReplicaSession {self._machine!r} at {self._t.file}:{self._t.pos}>"
@@ -249,7 +291,11 @@ class ReplicaSession:
     @property
     def gtid_state(self) -> Gtid:
         """GTID state after the last transaction received (not delivered)."""
-        return self._t.gtid_state
+        t = self._t
+        state = t.gtid_cache
+        if state is None:
+            state = t.gtid_cache = Gtid.from_domains(t.gtids)
+        return state
 
     # -- sans-I/O interface -------------------------------------------------------------
 
@@ -301,7 +347,7 @@ class ReplicaSession:
         if self._machine.semi_sync:
             if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
                 raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
-            needs_ack = bool(payload[2] & SemiSyncFlag.SYNC)
+            needs_ack = bool(payload[2] & _SYNC)
             if needs_ack:
                 self._machine.expect_sequence_reset()
             offset = 3
@@ -319,16 +365,15 @@ class ReplicaSession:
             )
         _, type_code, _, size, log_pos, flags = unpack_header(data, 0)
         event = decoder.decode(data, self._t.pos)
-        inner = getattr(event, "events", None) if event is not None else None
-        if inner:
-            self._pending_inner.extend(inner)
+        if isinstance(event, TransactionPayloadEvent) and event.events:
+            self._pending_inner.extend(event.events)
         return self._track(event, type_code, size, log_pos, flags, needs_ack)
 
     def _inner_item(self, event: Event) -> StreamItem:
         # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
         t = self._t
         self._group_update(event, event.type_code)
-        checkpoint = None if t.in_group else Checkpoint(FilePos(t.file, t.pos), t.gtid_state)
+        checkpoint = None if t.in_group else self._checkpoint()
         return StreamItem(
             event,
             t.file,
@@ -352,14 +397,15 @@ class ReplicaSession:
         t = self._t
         start = t.pos
         file = t.file
-        artificial = bool(flags & EventFlag.ARTIFICIAL)
-        countable = not artificial and type_code not in _HEARTBEATS
-        if type_code in _HEARTBEATS:
+        artificial = flags & _ARTIFICIAL
+        heartbeat = type_code in _HEARTBEAT_CODES
+        countable = not artificial and not heartbeat
+        if heartbeat:
             end = start  # never written to the binlog; moves nothing
-        elif type_code == EventType.ROTATE_EVENT and isinstance(event, RotateEvent):
+        elif type_code == _ROTATE and isinstance(event, RotateEvent):
             end = log_pos or start + size
             t.file, t.pos = event.next_file, event.position
-        elif type_code == EventType.FORMAT_DESCRIPTION_EVENT and not log_pos:
+        elif type_code == _FDE and not log_pos:
             # re-sent FDE of a dump that starts past position 4: not in the stream's place
             end = start
             countable = False
@@ -374,12 +420,12 @@ class ReplicaSession:
         if (
             self._await_gtid_start
             and artificial
-            and (type_code == EventType.GTID_LIST_EVENT or self.flavor is Flavor.MYSQL)
+            and (type_code == _GTID_LIST or self.flavor is Flavor.MYSQL)
         ):
             self._await_gtid_start = False
         checkpoint = None
         if not t.in_group and t.file and not self._await_gtid_start:
-            checkpoint = Checkpoint(FilePos(t.file, t.pos), t.gtid_state)
+            checkpoint = self._checkpoint()
         skipped = False
         if countable and self._resume.skip:
             self._seen_since_start += 1
@@ -394,44 +440,70 @@ class ReplicaSession:
                         f"after reconnecting, the primary re-sent transaction {event.gtid} "
                         f"where {self._resume.gtid} was expected; its binlog changed"
                     )
+        types = self._event_types
         return StreamItem(
             event,
             file,
             start,
             end,
             size,
-            needs_ack=needs_ack,
-            checkpoint=checkpoint,
-            countable=countable,
-            skipped=skipped,
-            deliver=event is not None and self._wanted(event),
+            needs_ack,
+            checkpoint,
+            countable,
+            skipped,
+            event is not None and (types is None or isinstance(event, types)),
         )
 
     def _wanted(self, event: Event) -> bool:
         types = self._event_types
         return types is None or isinstance(event, types)
 
+    def _checkpoint(self) -> Checkpoint:
+        """The resume point after the current event (reused while nothing moved)."""
+        t = self._t
+        state = t.gtid_cache
+        if state is None:
+            state = t.gtid_cache = Gtid.from_domains(t.gtids)
+        last = self._last_checkpoint
+        if (
+            last is not None
+            and last.gtid_state is state
+            and last.position.pos == t.pos
+            and last.position.file == t.file
+        ):
+            return last
+        last = self._last_checkpoint = Checkpoint(FilePos(t.file, t.pos), state)
+        return last
+
     def _group_update(self, event: Event, type_code: int) -> None:
         t = self._t
-        if isinstance(event, GtidEvent):
-            t.in_group = True
-            t.standalone = event.standalone
-            t.group_gtid = event.triple
+        kind = _KINDS.get(type(event))
+        if kind is None:
+            kind = _kind_of(type(event))
+        if kind == _K_OTHER:
             return
-        if type_code in _MYSQL_GTID_TYPES:
+        if kind == _K_GTID:
+            assert isinstance(event, GtidEvent)
+            t.in_group = True
+            t.standalone = bool(event.flags2 & GtidEvent.FL_STANDALONE)
+            t.group_gtid = GtidTriple(event.domain_id, event.header.server_id, event.seq_no)
+            return
+        if type_code in _MYSQL_GTID_CODES:
             return  # MySQL: BEGIN follows (or a DDL, which stands alone)
-        if isinstance(event, GtidListEvent):
+        if kind == _K_GTID_LIST:
+            assert isinstance(event, GtidListEvent)
             if not t.in_group:
-                known = {g.domain for g in t.gtid_state.triples}
-                state = t.gtid_state
+                gtids = t.gtids
+                known = set(gtids)
                 for g in event.gtids:
                     if g.domain not in known:
-                        state = state.advance(g)
-                t.gtid_state = state
+                        gtids[g.domain] = g
+                        t.gtid_cache = None
             return
-        if isinstance(event, FormatDescriptionEvent | RotateEvent):
+        if kind == _K_NEUTRAL:
             return
-        if isinstance(event, QueryEvent):
+        if kind == _K_QUERY:
+            assert isinstance(event, QueryEvent)
             query = event.query.strip().upper()
             if not t.in_group:
                 if query == "BEGIN" or query.startswith("XA START"):
@@ -442,13 +514,15 @@ class ReplicaSession:
             if t.standalone or query.startswith(_GROUP_END_QUERIES):
                 self._end_group()
             return
-        if t.in_group and isinstance(event, XidEvent | XaPrepareEvent):
+        if t.in_group and kind == _K_END:
             self._end_group()
 
     def _end_group(self) -> None:
         t = self._t
-        if t.group_gtid is not None:
-            t.gtid_state = t.gtid_state.advance(t.group_gtid)
+        g = t.group_gtid
+        if g is not None:
+            t.gtids[g.domain] = g
+            t.gtid_cache = None
         t.in_group = False
         t.standalone = False
         t.group_gtid = None
