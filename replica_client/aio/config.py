@@ -15,6 +15,7 @@ from ..binlog.events import Event
 from ..config import DecoderOptions, TableFilter
 from ..errors import ConfigError
 from ..position import FilePos, Gtid
+from ..tls import TLS_MODES, TlsMode, client_ssl_context
 from ..wire.framing import DEFAULT_MAX_PACKET_SIZE
 from ..wire.gtidset import MysqlGtidSet
 from ..wire.registration import RegistrationSettings, SemiSyncMode
@@ -34,9 +35,6 @@ SchemaProvider = Callable[[str, str], Awaitable[Sequence[str] | None]]
 #: "earliest" (first binlog), "now" (the primary's current GTID state / end),
 #: a file position, a MariaDB GTID state, or a MySQL GTID set.
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
-#: "off"; "required" (encrypt, do not verify); "verify_ca" (check the chain
-#: against ``tls_ca``); "verify_identity" (chain and host name).
-TlsMode = Literal["off", "required", "verify_ca", "verify_identity"]
 #: "auto": ACK each flagged event when it is handed to the consumer;
 #: "manual": only when the consumer calls ``await stream.ack()``.
 AckMode = Literal["auto", "manual"]
@@ -139,7 +137,7 @@ class ReplicaConfig:
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
             raise ConfigError(f"invalid port {self.port}")
-        if self.tls not in ("off", "required", "verify_ca", "verify_identity"):
+        if self.tls not in TLS_MODES:
             raise ConfigError(f"invalid tls mode {self.tls!r}")
         if self.ack_mode not in ("auto", "manual"):
             raise ConfigError(f"ack_mode must be 'auto' or 'manual', not {self.ack_mode!r}")
@@ -192,15 +190,7 @@ class ReplicaConfig:
         """The SSLContext for the TLS upgrade (None without TLS)."""
         if self.tls_context is not None:
             return self.tls_context
-        if self.tls == "off":
-            return None
-        ctx = ssl.create_default_context(cafile=self.tls_ca)
-        if self.tls == "required":
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        elif self.tls == "verify_ca":
-            ctx.check_hostname = False
-        return ctx
+        return client_ssl_context(self.tls, self.tls_ca)
 
     def registration_settings(
         self, start: FilePos | Gtid | MysqlGtidSet | Literal["now"] | None = None

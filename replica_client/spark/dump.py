@@ -44,6 +44,7 @@ from ..binlog.header import unpack_header
 from ..config import DecoderOptions, TableFilter
 from ..errors import ConnectionLostError, ProtocolError, ReplicaTimeoutError
 from ..position import FilePos, Gtid, GtidTriple
+from ..tls import client_ssl_context
 from ..wire.registration import END_OF_STREAM, RegistrationMachine, RegistrationSettings, State
 from .options import SourceOptions
 
@@ -128,12 +129,8 @@ class Txn:
 
 
 def _ssl_context(opts: SourceOptions) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(cafile=opts.tls_ca)
-    if opts.tls == "required":
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    elif opts.tls == "verify_ca":
-        ctx.check_hostname = False
+    ctx = client_ssl_context(opts.tls, opts.tls_ca)
+    assert ctx is not None, "TLS is off"
     return ctx
 
 

@@ -18,6 +18,7 @@ from typing import Final, Literal
 from ..config import DecoderOptions, TableFilter
 from ..errors import ConfigError
 from ..position import FilePos, Gtid
+from ..tls import TLS_MODES, TlsMode
 
 __all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition", "parse_options"]
 
@@ -27,7 +28,6 @@ DEFAULT_MAX_BYTES_PER_TRIGGER: Final = 64 << 20
 #: "earliest", "latest", a MariaDB GTID state, or a file position.
 StartingPosition = Literal["earliest", "latest"] | Gtid | FilePos
 
-TlsMode = Literal["off", "required", "verify_ca", "verify_identity"]
 
 _KNOWN: Final = frozenset(
     {
@@ -187,7 +187,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         tls = "required"
     elif tls in ("false", "0"):
         tls = "off"
-    if tls not in ("off", "required", "verify_ca", "verify_identity"):
+    if tls not in TLS_MODES:
         raise ConfigError(f"option tls must be off, required, verify_ca or verify_identity: {tls}")
     max_bytes = _int(opts, "maxbytespertrigger", DEFAULT_MAX_BYTES_PER_TRIGGER, 0)
     key_file = opts.get("keyfile") or None
