@@ -211,6 +211,6 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         partition_bytes=_int(opts, "partitionbytes", 4 << 20, 1) or (4 << 20),
         connect_timeout=_float(opts, "connecttimeout", 10.0),
         read_timeout=_float(opts, "readtimeout", 60.0),
-        tls=tls,  # type: ignore[arg-type]
+        tls=tls,
         tls_ca=opts.get("tlsca") or None,
     )
