@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .binlog.constants import EventType
 from .binlog.events import (
     MISSING,
     DeleteRowsEvent,
@@ -179,7 +178,6 @@ class ChangeBuilder:
         return out
 
 
-_MYSQL_GTID_TYPES = frozenset({EventType.GTID_LOG_EVENT, EventType.GTID_TAGGED_LOG_EVENT})
 
 
 def iter_changes(
@@ -195,5 +193,8 @@ def iter_changes(
     feed = builder.feed
     has_pos = hasattr(events, "event_position")
     for event in events:
-        position = getattr(events, "event_position", None) if has_pos else None
-        yield from feed(event, position)
+        # Only row events need a position; other events cost no FilePos.
+        if has_pos and isinstance(event, RowsEvent):
+            yield from feed(event, getattr(events, "event_position", None))
+        else:
+            yield from feed(event)

@@ -80,10 +80,23 @@ class BinlogFileReader:
         self.files = list(files)
         self.options = options
         self.decoder = EventDecoder(options)
-        self.event_position: FilePos | None = None
-        self.position: FilePos | None = None
+        # (file, start, end) of the event last yielded; FilePos objects are
+        # built only when asked for, not once per event.
+        self._where: tuple[str, int, int] | None = None
         self._closed = False
         self._iterating = False
+
+    @property
+    def event_position(self) -> FilePos | None:
+        """Where the event last yielded starts."""
+        where = self._where
+        return FilePos(where[0], where[1]) if where is not None else None
+
+    @property
+    def position(self) -> FilePos | None:
+        """Just after the event last yielded."""
+        where = self._where
+        return FilePos(where[0], where[2]) if where is not None else None
 
     def __enter__(self) -> BinlogFileReader:
         return self
@@ -154,8 +167,7 @@ class BinlogFileReader:
                         event_type=data[pos + 4],
                         position=pos,
                     )
-                self.event_position = FilePos(name, pos)
-                self.position = FilePos(name, end)
+                self._where = (name, pos, end)
                 yield from decode(data[pos:end], pos)
                 pos = end
                 if pos - released >= _RELEASE_EVERY and isinstance(data, mmap.mmap):
