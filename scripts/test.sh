@@ -36,5 +36,6 @@ python3 -m pytest -q -p no:cacheprovider "$@"
 if [ "$#" -eq 0 ]; then
     echo "== pytest (pure-Python row decoder)"
     REPLICA_CLIENT_PURE_PYTHON=1 python3 -m pytest -q -p no:cacheprovider \
+        --ignore=tests/binlog/test_speedups.py \
         tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py
 fi
