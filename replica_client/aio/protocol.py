@@ -47,7 +47,8 @@ class ReplicaProtocol(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._items: deque[StreamItem] = deque()
         self._bytes = 0
-        self._ready = asyncio.Event()
+        # The consumer's future while it waits for an item (one per wait, not per item).
+        self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
         self._ended = False
         self._paused = False
@@ -112,11 +113,23 @@ class ReplicaProtocol(asyncio.Protocol):
                 return "end"
             if self._error is not None:
                 raise self._error
-            self._ready.clear()
-            await self._ready.wait()
-        item = self._items.popleft()
+            waiter = self._waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        item = self.take()
+        assert item is not None
+        return item
+
+    def take(self) -> StreamItem | None:
+        """The next buffered item without waiting, or None when none is buffered."""
+        items = self._items
+        if not items:
+            return None
+        item = items.popleft()
         self._bytes -= item.size
-        if self._paused and len(self._items) <= self._low_events and self._bytes <= self._low_bytes:
+        if self._paused and len(items) <= self._low_events and self._bytes <= self._low_bytes:
             self._paused = False
             self._last_rx = self._loop.time()
             if self._transport is not None and not self._transport.is_closing():
@@ -170,7 +183,12 @@ class ReplicaProtocol(asyncio.Protocol):
             self.registered.set_result(None)
         if self._ended and not self.registered.done():
             self.registered.set_result(None)
-        self._ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _pause(self) -> None:
         if not self._paused:
@@ -204,7 +222,7 @@ class ReplicaProtocol(asyncio.Protocol):
         if not self.registered.done():
             self.registered.set_exception(exc)
             self.registered.exception()  # mark retrieved: the stream re-raises it itself
-        self._ready.set()
+        self._wake()
 
     def _arm_watchdog(self) -> None:
         if self._stall_timeout:

@@ -186,6 +186,19 @@ class BinlogStream:
         return self
 
     async def __anext__(self) -> Event:
+        protocol = self._protocol
+        if (
+            protocol is not None
+            and not self._closed
+            and not self._ended
+            and self._config.schema_provider is None
+        ):
+            # Fast path: items already buffered are handed out without awaiting.
+            while (item := protocol.take()) is not None:
+                self._pass(item)
+                event = item.event
+                if event is not None and item.deliver and not item.skipped:
+                    return event
         while True:
             item = await self._next_passed()
             if item.for_consumer:
