@@ -112,9 +112,7 @@ class Gtid:
             ):
                 raise ConfigError(f"invalid GTID {t} for domain {domain}")
         state = object.__new__(cls)
-        text = ",".join(
-            f"{t.domain}-{t.server_id}-{t.seq}" for _, t in sorted(by_domain.items())
-        )
+        text = ",".join(f"{t.domain}-{t.server_id}-{t.seq}" for _, t in sorted(by_domain.items()))
         object.__setattr__(state, "text", text)
         return state
 

@@ -24,8 +24,9 @@ import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any, Final
 
 from ..config import DecoderOptions
@@ -135,6 +136,18 @@ _I64: Final = struct.Struct("<q")
 _V1_HEADER: Final = struct.Struct("<IBII")
 _GTID_LIST_ENTRY: Final = struct.Struct("<IIQ")
 _VERSION: Final = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
+# Plain ints for the per-event tests (IntEnum/IntFlag operators cost a Python call).
+_FDE_CODE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
+_CRC32: Final = int(BinlogChecksumAlg.CRC32)
+_STMT_END: Final = int(RowsFlag.STMT_END)
+# TableMapEvent fields after (header, table_id): a seen TABLE_MAP is rebuilt
+# positionally, without dataclasses.replace's per-call field introspection.
+_TM_FIELDS: Final = fields(TableMapEvent)
+_TM_FAST: Final = all(f.init for f in _TM_FIELDS) and [f.name for f in _TM_FIELDS[:2]] == [
+    "header",
+    "table_id",
+]
+_tm_rest: Final = attrgetter(*(f.name for f in _TM_FIELDS[2:]))
 
 # Malformed bytes surface as these from struct/slicing/int/str helpers; the
 # decode boundary turns them into MalformedEventError with context.
@@ -197,6 +210,8 @@ class EventDecoder:
         self._old_table_map = False
         self._decryptor: BinlogDecryptor | None = None
         self._keep_unknown = self.options.unknown_events == "keep"
+        self._max_event_size = self.options.max_event_size
+        self._verify_crc = self.options.verify_checksum
 
     # -- state ----------------------------------------------------------------------
 
@@ -283,7 +298,7 @@ class EventDecoder:
                 event_type=type_code,
                 position=position,
             )
-        if size > self.options.max_event_size:
+        if size > self._max_event_size:
             raise LimitExceededError(
                 f"event of {size} bytes exceeds max_event_size {self.options.max_event_size}"
             )
@@ -294,15 +309,15 @@ class EventDecoder:
             # v3 (4.0) headers hold the start position; the server reads the end.
             header = header._replace(log_pos=header.log_pos + size)
         try:
-            if type_code == E.FORMAT_DESCRIPTION_EVENT and hlen == EVENT_HEADER_LEN:
+            if type_code == _FDE_CODE and hlen == EVENT_HEADER_LEN:
                 return self._format_description(header, view)
             end = size
-            if self.checksum_alg == BinlogChecksumAlg.CRC32:
+            if self.checksum_alg == _CRC32:
                 end -= CHECKSUM_LEN
                 if end < hlen:
                     raise MalformedEventError("event too short for its checksum")
-                if self.options.verify_checksum:
-                    self._verify(view, end, header, position)
+                if self._verify_crc and zlib.crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
+                    self._verify(view, end, header, position)  # raises
             return self._body(header, view, hlen, end, position)
         except MalformedEventError as exc:
             raise exc.with_context(event_type=type_code, position=position) from None
@@ -553,7 +568,11 @@ class EventDecoder:
             # Seen before (every transaction repeats its TABLE_MAPs): reuse the
             # decoded definition, only the header and the table id differ.
             table_id = u32(view, pos) if phl == 6 else u48(view, pos)
-            tm = replace(decoder.table, header=header, table_id=table_id)
+            seen = decoder.table
+            if _TM_FAST and type(seen) is TableMapEvent:
+                tm = TableMapEvent(header, table_id, *_tm_rest(seen))
+            else:
+                tm = replace(seen, header=header, table_id=table_id)
             keep = True
         else:
             tm = decode_table_map(
@@ -596,7 +615,7 @@ class EventDecoder:
             extra = bytes(view[pos + 2 : pos + extra_len])
             pos += extra_len
         entry = self._tables.get(table_id)
-        if flags & RowsFlag.STMT_END:
+        if flags & _STMT_END:
             # The statement ends here: its TABLE_MAPs are not used again.
             self._tables.clear()
         if entry is None:
