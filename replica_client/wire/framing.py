@@ -112,6 +112,29 @@ class PacketFramer:
             PacketTooLargeError: the payload would exceed ``max_payload``.
         """
         buf = self._buf
+        pos = self._pos
+        if len(buf) - pos >= 4 and not self._parts:
+            # Fast path: one whole single-chunk packet with the expected id. Anything
+            # else (incomplete, split, too large, other id) takes the full loop below.
+            low, high, seq = _unpack_hdr(buf, pos)
+            length = low | (high << 16)
+            end = pos + 4 + length
+            if (
+                end <= len(buf)
+                and length < MAX_CHUNK
+                and seq == self._seq
+                and length <= self._max_payload
+            ):
+                self._alt_seq = -1
+                self._seq = (seq + 1) & 0xFF
+                view = memoryview(buf)
+                chunk = view[pos + 4 : end].tobytes()  # the one copy of this packet
+                view.release()  # before buf can be resized
+                self._pos = end
+                if end == len(buf) or (end >= _COMPACT_MIN and end * 2 >= len(buf)):
+                    del buf[:end]
+                    self._pos = 0
+                return chunk
         try:
             while len(buf) - self._pos >= 4:
                 pos = self._pos

@@ -559,6 +559,11 @@ class RegistrationMachine:
             UnsupportedError: an auth plugin or server setting we cannot handle.
         """
         while True:
+            if self.state is State.STREAMING:
+                stream_payload = self._framer.next_packet()
+                if stream_payload is None or (stream_payload and stream_payload[0] == OK_MARKER):
+                    return stream_payload  # an event packet (or more bytes needed)
+                return self._stream_control(stream_payload)
             if self.state in (State.TLS_UPGRADE, State.ENDED):
                 return END_OF_STREAM if self.state is State.ENDED else None
             if self.state is State.FAILED:
@@ -566,18 +571,6 @@ class RegistrationMachine:
             payload = self._framer.next_packet()
             if payload is None:
                 return None
-            if self.state is State.STREAMING:
-                marker = payload[0] if payload else -1
-                if marker == OK_MARKER:
-                    return payload
-                if marker == ERR_MARKER:
-                    self._fail(Input.ERR)
-                    raise parse_err(payload)
-                if is_eof_packet(payload):
-                    self._transition(Input.EOF)
-                    return END_OF_STREAM
-                self._fail(None)
-                raise ProtocolError(f"unexpected packet marker {marker:#x} in the binlog stream")
             try:
                 self._handle(payload)
             except ReplicaError:
@@ -585,6 +578,18 @@ class RegistrationMachine:
                 raise
 
     # -- internals ---------------------------------------------------------------------
+
+    def _stream_control(self, payload: bytes) -> _End:
+        """A streaming packet that is not an event: ERR, the EOF of a non-blocking dump."""
+        marker = payload[0] if payload else -1
+        if marker == ERR_MARKER:
+            self._fail(Input.ERR)
+            raise parse_err(payload)
+        if is_eof_packet(payload):
+            self._transition(Input.EOF)
+            return END_OF_STREAM
+        self._fail(None)
+        raise ProtocolError(f"unexpected packet marker {marker:#x} in the binlog stream")
 
     def _step_name(self) -> str:
         return self._plan[self._step].name if 0 <= self._step < len(self._plan) else "-"
