@@ -186,8 +186,14 @@ class ReplicaProtocol(asyncio.Protocol):
         self._wake()
 
     def _wake(self) -> None:
+        # Only when there is something to see: a large event arrives in many
+        # reads, and waking the consumer for each would cost a task switch per read.
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
+        if (
+            waiter is not None
+            and not waiter.done()
+            and (self._items or self._ended or self._error is not None)
+        ):
             waiter.set_result(None)
 
     def _pause(self) -> None:
