@@ -148,6 +148,8 @@ _TM_FAST: Final = all(f.init for f in _TM_FIELDS) and [f.name for f in _TM_FIELD
     "table_id",
 ]
 _tm_rest: Final = attrgetter(*(f.name for f in _TM_FIELDS[2:]))
+# EventHeader from the 6 unpacked fields without the Python-level _make/__new__.
+_new_header: Final = tuple.__new__
 
 # Malformed bytes surface as these from struct/slicing/int/str helpers; the
 # decode boundary turns them into MalformedEventError with context.
@@ -287,7 +289,7 @@ class EventDecoder:
         if self._decryptor is not None:
             view = self._decrypt(view, size, position)
         if hlen == EVENT_HEADER_LEN:
-            header = EventHeader._make(unpack_header(view, 0))
+            header = _new_header(EventHeader, unpack_header(view, 0))
         else:
             ts, tc, sid, esize = _V1_HEADER.unpack_from(view, 0)
             header = EventHeader(ts, tc, sid, esize, 0, 0)
@@ -318,6 +320,9 @@ class EventDecoder:
                     raise MalformedEventError("event too short for its checksum")
                 if self._verify_crc and zlib.crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
                     self._verify(view, end, header, position)  # raises
+            fn = DECODERS.get(type_code)
+            if fn is not None:
+                return fn(self, header, view, hlen, end)
             return self._body(header, view, hlen, end, position)
         except MalformedEventError as exc:
             raise exc.with_context(event_type=type_code, position=position) from None
