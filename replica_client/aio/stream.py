@@ -54,6 +54,8 @@ from .protocol import ReplicaProtocol
 __all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 
 _log = logging.getLogger("replica_client.aio")
+# A tuple, not ``A | B``: the union object would be built again on every event.
+_HEARTBEAT_CLASSES = (HeartbeatEvent, HeartbeatV2Event)
 
 
 @dataclasses.dataclass(slots=True)
@@ -89,15 +91,17 @@ class StreamMetrics:
     def _observe(self, item: StreamItem, group_ended: bool) -> None:
         event = item.event
         self.bytes += item.size
-        if isinstance(event, HeartbeatEvent | HeartbeatV2Event):
+        if isinstance(event, _HEARTBEAT_CLASSES):
             self.heartbeats += 1
             self.seconds_behind_primary = 0.0
             return
         if item.countable:
             self.events += 1
-            if event is not None and event.header.timestamp:
-                self.last_event_timestamp = event.header.timestamp
-                self.seconds_behind_primary = max(0.0, time.time() - event.header.timestamp)
+            if event is not None:
+                timestamp = event.header.timestamp
+                if timestamp:
+                    self.last_event_timestamp = timestamp
+                    self.seconds_behind_primary = max(0.0, time.time() - timestamp)
         if isinstance(event, RowsEvent) and not item.skipped:
             self.rows += len(getattr(event, "rows", ()))
         if group_ended:
