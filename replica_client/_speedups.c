@@ -1,4 +1,5 @@
-/* Optional compiled accelerator for row images. No I/O.
+/* Optional compiled accelerator for row images (and one packet-framing step,
+ * frame_packet, at the end of this file). No I/O.
  *
  * RowPlan(specs, MISSING) compiles one table definition: specs holds one
  * (code, a, b, obj, fallback) tuple per column, built by
@@ -725,9 +726,43 @@ static PyTypeObject RowPlanType = {
     .tp_new = RowPlan_new,
 };
 
+/* frame_packet(buf, pos, seq, max_payload) -> bytes | None
+ *
+ * The common case of wire/framing.py PacketFramer.next_packet: at ``pos`` a
+ * whole packet of one chunk (payload_length u24 LE | sequence_id u8 | payload)
+ * with sequence id ``seq`` and at most ``max_payload`` bytes. Returns a copy of
+ * its payload; the packet ends at pos + 4 + len(payload). Returns None for
+ * anything else (fewer bytes, a 0xFFFFFF chunk that continues, another id, too
+ * large): the Python loop handles, and reports, those. */
+static PyObject *frame_packet(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, max_payload;
+    int seq;
+    if (!PyArg_ParseTuple(args, "y*nin", &view, &pos, &seq, &max_payload)) return NULL;
+    PyObject *result = NULL;
+    if (pos >= 0 && view.len - pos >= 4) {
+        const unsigned char *p = (const unsigned char *)view.buf + pos;
+        Py_ssize_t length = (Py_ssize_t)p[0] | ((Py_ssize_t)p[1] << 8) | ((Py_ssize_t)p[2] << 16);
+        if (length < 0xFFFFFF && length <= max_payload && p[3] == seq &&
+            view.len - pos - 4 >= length) {
+            result = PyBytes_FromStringAndSize((const char *)p + 4, length);
+        }
+    }
+    PyBuffer_Release(&view);
+    if (result == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
+     "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "replica_client._speedups",
-    "Optional compiled accelerator for row images (see binlog/rowplan.py).", -1, NULL, NULL,
+    "Optional compiled accelerator for row images (see binlog/rowplan.py) and packet "
+    "framing (wire/framing.py).", -1, module_methods, NULL,
     NULL, NULL, NULL,
 };
 

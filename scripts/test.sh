@@ -31,11 +31,11 @@ python3 -m mypy "${mypy_paths[@]}"
 echo "== pytest"
 python3 -m pytest -q -p no:cacheprovider "$@"
 
-# The decoder runs on the compiled accelerator when it is built; run the
-# decoder suites again on the pure-Python path: results must be identical.
+# The decoder and the packet framer run on the compiled accelerator when it is
+# built; run their suites again on the pure-Python path: results must be identical.
 if [ "$#" -eq 0 ]; then
-    echo "== pytest (pure-Python row decoder)"
+    echo "== pytest (pure-Python row decoder and framing)"
     REPLICA_CLIENT_PURE_PYTHON=1 python3 -m pytest -q -p no:cacheprovider \
         --ignore=tests/binlog/test_speedups.py \
-        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py
+        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py tests/wire
 fi

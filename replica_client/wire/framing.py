@@ -13,12 +13,14 @@ command starts again at 0.
 
 from __future__ import annotations
 
+import os
 import struct
+from collections.abc import Callable
 from typing import Final
 
 from ..errors import PacketSequenceError, PacketTooLargeError
 
-__all__ = ["DEFAULT_MAX_PACKET_SIZE", "MAX_CHUNK", "PacketFramer", "frame_payload"]
+__all__ = ["ACCELERATED", "DEFAULT_MAX_PACKET_SIZE", "MAX_CHUNK", "PacketFramer", "frame_payload"]
 
 #: A chunk this long means "another chunk follows".
 MAX_CHUNK: Final = 0xFF_FF_FF
@@ -32,6 +34,27 @@ _pack_hdr: Final = _HDR.pack
 # least half of the buffer: ``del buf[:n]`` moves the tail, so doing it per
 # packet would make a burst of small packets quadratic.
 _COMPACT_MIN: Final = 1 << 16
+
+_FramePacket = Callable[[bytearray, int, int, int], "bytes | None"]
+
+
+def _load_frame_packet() -> _FramePacket | None:
+    # The compiled accelerator's frame_packet(buf, pos, seq, max_payload): the
+    # single-chunk fast path of next_packet in one call, None for every other
+    # case. REPLICA_CLIENT_PURE_PYTHON=1 switches it off, as for row images.
+    if os.environ.get("REPLICA_CLIENT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from .. import _speedups  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn: _FramePacket | None = getattr(_speedups, "frame_packet", None)
+    return fn
+
+
+_frame_packet: Final = _load_frame_packet()
+#: True when the single-chunk framing fast path runs in the compiled accelerator.
+ACCELERATED: Final = _frame_packet is not None
 
 
 def frame_payload(payload: bytes, seq: int) -> tuple[bytes, int]:
@@ -113,7 +136,19 @@ class PacketFramer:
         """
         buf = self._buf
         pos = self._pos
-        if len(buf) - pos >= 4 and not self._parts:
+        if _frame_packet is not None:
+            if not self._parts:
+                chunk = _frame_packet(buf, pos, self._seq, self._max_payload)
+                if chunk is not None:
+                    end = pos + 4 + len(chunk)
+                    self._alt_seq = -1
+                    self._seq = (self._seq + 1) & 0xFF
+                    self._pos = end
+                    if end == len(buf) or (end >= _COMPACT_MIN and end * 2 >= len(buf)):
+                        del buf[:end]
+                        self._pos = 0
+                    return chunk
+        elif len(buf) - pos >= 4 and not self._parts:
             # Fast path: one whole single-chunk packet with the expected id. Anything
             # else (incomplete, split, too large, other id) takes the full loop below.
             low, high, seq = _unpack_hdr(buf, pos)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replica_client.errors import PacketSequenceError, PacketTooLargeError
+from replica_client.wire import framing
 from replica_client.wire.framing import MAX_CHUNK, PacketFramer, frame_payload
 
 __all__: list[str] = []
@@ -132,3 +133,48 @@ def test_command_and_reply_share_the_sequence() -> None:
     framer.receive_data(frame_payload(b"r", 1)[0])
     assert framer.next_packet() == b"r"
     assert framer.reply(b"s")[3] == 2
+
+
+def _outcome(data: bytes, cuts: list[int], max_payload: int) -> list[object]:
+    framer = PacketFramer(max_payload=max_payload)
+    got: list[object] = []
+    prev = 0
+    try:
+        for cut in [*sorted(cuts), len(data)]:
+            framer.receive_data(data[prev:cut])
+            prev = cut
+            while (p := framer.next_packet()) is not None:
+                got.append(p)
+    except (PacketSequenceError, PacketTooLargeError) as exc:
+        got.append((type(exc).__name__, str(exc)))
+    got.append(framer.buffered)
+    return got
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 300), max_size=8),
+    st.lists(st.integers(0, 3000), max_size=6),
+    st.integers(0, 400),
+    st.integers(-1, 7),
+)
+def test_compiled_fast_path_matches_pure(
+    sizes: list[int], cuts: list[int], max_payload: int, bad_seq_at: int
+) -> None:
+    # The accelerator's frame_packet (when built) and the pure-Python path give
+    # the same payloads, errors and leftovers; without the accelerator both
+    # runs take the pure path. Also run whole with REPLICA_CLIENT_PURE_PYTHON=1.
+    payloads = [bytes([i % 256]) * n for i, n in enumerate(sizes)]
+    data = bytearray(_encode(payloads))
+    if 0 <= bad_seq_at < len(payloads):
+        offset = sum(4 + len(p) for p in payloads[:bad_seq_at])
+        data[offset + 3] ^= 0x10
+    cuts = [c for c in cuts if c < len(data)]
+    compiled = _outcome(bytes(data), cuts, max_payload)
+    saved = framing._frame_packet
+    try:
+        framing._frame_packet = None  # type: ignore[misc]
+        pure = _outcome(bytes(data), cuts, max_payload)
+    finally:
+        framing._frame_packet = saved  # type: ignore[misc]
+    assert compiled == pure
