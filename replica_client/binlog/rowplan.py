@@ -20,10 +20,10 @@ off (:data:`ACCELERATED` is then False).
 from __future__ import annotations
 
 import datetime as dt
-import os
 from decimal import Decimal
 from typing import Any, Final, Protocol
 
+from ..accel import speedups
 from .charsets import encoding_for_collation
 from .columns import ColumnReader
 from .constants import ColumnType
@@ -59,17 +59,7 @@ class RowPlan(Protocol):
     ) -> tuple[Row, int]: ...
 
 
-def _load() -> Any:
-    if os.environ.get("REPLICA_CLIENT_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from .. import _speedups  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _speedups
-
-
-_speedups: Final = _load()
+_speedups: Final[Any] = speedups()
 #: True when row images are decoded by the compiled accelerator.
 ACCELERATED: Final = _speedups is not None
 

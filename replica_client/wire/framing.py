@@ -13,11 +13,11 @@ command starts again at 0.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable
 from typing import Final
 
+from ..accel import speedups
 from ..errors import PacketSequenceError, PacketTooLargeError
 
 __all__ = ["ACCELERATED", "DEFAULT_MAX_PACKET_SIZE", "MAX_CHUNK", "PacketFramer", "frame_payload"]
@@ -41,14 +41,8 @@ _FramePacket = Callable[[bytearray, int, int, int], "bytes | None"]
 def _load_frame_packet() -> _FramePacket | None:
     # The compiled accelerator's frame_packet(buf, pos, seq, max_payload): the
     # single-chunk fast path of next_packet in one call, None for every other
-    # case. REPLICA_CLIENT_PURE_PYTHON=1 switches it off, as for row images.
-    if os.environ.get("REPLICA_CLIENT_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from .. import _speedups  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fn: _FramePacket | None = getattr(_speedups, "frame_packet", None)
+    # case.
+    fn: _FramePacket | None = getattr(speedups(), "frame_packet", None)
     return fn
 
 
