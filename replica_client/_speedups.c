@@ -20,6 +20,7 @@
 #include <datetime.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 enum Code {
     C_FALLBACK = 0,
@@ -753,9 +754,323 @@ static PyObject *frame_packet(PyObject *Py_UNUSED(module), PyObject *args) {
     return result;
 }
 
+/* frame_events(buf, pos, seq, max_payload, semi_sync) -> (payloads, pos, seq)
+ *
+ * frame_packet for a run of binlog-stream packets: from ``pos``, every whole
+ * single-chunk packet with the next sequence id whose payload starts with the
+ * 0x00 status byte of an event, in order, as copies. Stops before anything
+ * else (an incomplete, split, too large or out-of-sequence packet, an EOF or
+ * ERR packet: the Python loop handles, and reports, those) and, with
+ * ``semi_sync``, right after an event whose semi-sync header asks for an ACK
+ * (the primary may restart its sequence ids after it). */
+static PyObject *frame_events(PyObject *Py_UNUSED(module), PyObject *const *args,
+                              Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "frame_events(buf, pos, seq, max_payload, semi_sync)");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    long seq = PyLong_AsLong(args[2]);
+    Py_ssize_t max_payload = PyLong_AsSsize_t(args[3]);
+    int semi_sync = PyObject_IsTrue(args[4]);
+    if (PyErr_Occurred() || semi_sync < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *list = PyList_New(0);
+    if (list == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *base = (const unsigned char *)view.buf;
+    while (pos >= 0 && view.len - pos >= 4) {
+        const unsigned char *p = base + pos;
+        Py_ssize_t length = (Py_ssize_t)p[0] | ((Py_ssize_t)p[1] << 8) | ((Py_ssize_t)p[2] << 16);
+        if (length >= 0xFFFFFF || length > max_payload || p[3] != (seq & 0xFF) ||
+            view.len - pos - 4 < length || length == 0 || p[4] != 0x00) {
+            break;
+        }
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)p + 4, length);
+        if (payload == NULL || PyList_Append(list, payload) < 0) {
+            Py_XDECREF(payload);
+            Py_DECREF(list);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(payload);
+        pos += 4 + length;
+        seq = (seq + 1) & 0xFF;
+        if (semi_sync && length >= 3 && p[5] == 0xEF && (p[6] & 0x01)) break;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(Nnl)", list, pos, seq);
+}
+
+/* -- Maker: build a frozen, slotted dataclass without running its __init__ --
+ *
+ * Maker(cls, names) -> a callable: maker(v0, v1, ...) returns a new ``cls``
+ * whose slots ``names[i]`` hold ``vi``, which is what the dataclass __init__
+ * of a class without __post_init__ does, minus one object.__setattr__ call
+ * per field (replica_client/accel.py checks that the class qualifies: every
+ * slot is a field, no __post_init__). Any other call (keywords, defaults left
+ * out) goes to ``cls`` itself, so errors and defaults are the class's own. */
+#ifndef T_OBJECT_EX
+#define T_OBJECT_EX 16
+#endif
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyTypeObject *cls;
+    Py_ssize_t n;
+    Py_ssize_t *offsets;
+} Maker;
+
+/* Types built by a Maker: frozen, so an untracked instance stays free of cycles. */
+static PyObject *maker_types = NULL;
+
+/* Could ``v`` be part of a reference cycle? (CPython's rule for tuples, which
+ * untracks a tuple holding none: only GC objects can, except untracked exact
+ * tuples, and here also untracked tuple subclasses without a __dict__, such as
+ * EventHeader, and untracked instances of the frozen Maker-built types.) */
+static inline int may_be_tracked(PyObject *v) {
+    if (!PyObject_IS_GC(v)) return 0;
+    if (PyObject_GC_IsTracked(v)) return 1;
+    if (PyTuple_Check(v) && Py_TYPE(v)->tp_dictoffset == 0) return 0; /* e.g. EventHeader */
+    return PySet_Contains(maker_types, (PyObject *)Py_TYPE(v)) != 1;
+}
+
+static PyObject *Maker_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    Maker *self = (Maker *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs != self->n) {
+        return PyObject_Vectorcall((PyObject *)self->cls, args, nargsf, kwnames);
+    }
+    PyObject *obj = self->cls->tp_alloc(self->cls, 0);
+    if (obj == NULL) return NULL;
+    int cyclic = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        *(PyObject **)((char *)obj + self->offsets[i]) = args[i];
+        if (!cyclic) cyclic = may_be_tracked(args[i]);
+    }
+    /* Frozen, holding nothing that can reach back to it: leave it to refcounting
+     * (what CPython does for such tuples), so the collector does not scan it. */
+    if (!cyclic && PyObject_GC_IsTracked(obj)) PyObject_GC_UnTrack(obj);
+    return obj;
+}
+
+static void Maker_dealloc(Maker *self) {
+    Py_XDECREF(self->cls);
+    PyMem_Free(self->offsets);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Maker_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kwds)) {
+    PyObject *cls, *names;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &cls, &PyTuple_Type, &names)) return NULL;
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    Py_ssize_t *offsets = PyMem_Calloc((size_t)(n ? n : 1), sizeof(Py_ssize_t));
+    if (offsets == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttr(cls, PyTuple_GET_ITEM(names, i));
+        if (descr == NULL) {
+            PyMem_Free(offsets);
+            return NULL;
+        }
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
+        if (ok) {
+            PyMemberDescrObject *md = (PyMemberDescrObject *)descr;
+            ok = md->d_member->type == T_OBJECT_EX && !(md->d_member->flags & READONLY) &&
+                 PyType_IsSubtype(tp, md->d_common.d_type) && md->d_member->offset > 0 &&
+                 md->d_member->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize;
+            offsets[i] = md->d_member->offset;
+        }
+        Py_DECREF(descr);
+        if (!ok) {
+            PyMem_Free(offsets);
+            PyErr_Format(PyExc_TypeError, "%R is not an object slot of %R",
+                         PyTuple_GET_ITEM(names, i), cls);
+            return NULL;
+        }
+    }
+    Maker *self = (Maker *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyMem_Free(offsets);
+        return NULL;
+    }
+    if (PySet_Add(maker_types, cls) < 0) {
+        PyMem_Free(offsets);
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->vectorcall = Maker_vectorcall;
+    Py_INCREF(cls);
+    self->cls = tp;
+    self->n = n;
+    self->offsets = offsets;
+    return (PyObject *)self;
+}
+
+static PyObject *Maker_repr(Maker *self) {
+    return PyUnicode_FromFormat("<Maker of %s>", self->cls->tp_name);
+}
+
+static PyTypeObject MakerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "replica_client._speedups.Maker",
+    .tp_basicsize = sizeof(Maker),
+    .tp_dealloc = (destructor)Maker_dealloc,
+    .tp_repr = (reprfunc)Maker_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Maker, vectorcall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Fast constructor of a frozen, slotted dataclass (see accel.constructor).",
+    .tp_new = Maker_new,
+};
+
+/* -- event_head: the common header of a whole v4 event, checksum verified ----
+ *
+ * event_head(data, crc_mode) -> EventHeader | None, the common case of
+ * EventDecoder.decode (replica_client/binlog/decoder.py): ``data`` is one
+ * whole event (19-byte header first); crc_mode 0: no checksum trailer, 1: a
+ * CRC32 trailer not verified, 2: a CRC32 trailer verified. Returns None for
+ * anything else (shorter than a header or its trailer, a size field that
+ * disagrees with the length, a FORMAT_DESCRIPTION_EVENT, a CRC mismatch): the
+ * Python path decodes, and reports, those. event_head_setup(EventHeader,
+ * zlib.crc32) must be called once first; large events are checksummed by
+ * zlib, small ones here (same polynomial, slicing-by-8). */
+static PyTypeObject *header_type = NULL;
+static PyObject *zlib_crc32 = NULL;
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = crc_table[0][i];
+        for (int t = 1; t < 8; t++) {
+            c = crc_table[0][c & 0xFF] ^ (c >> 8);
+            crc_table[t][i] = c;
+        }
+    }
+}
+
+static uint32_t crc32_bytes(const unsigned char *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+                      (uint32_t)p[7] << 24;
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+            crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^
+            crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
+            crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+static inline uint32_t rd32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* 1: matches, 0: does not, -1: error raised. */
+static int crc_matches(const unsigned char *p, Py_ssize_t n, uint32_t stored) {
+    if (n <= 4096) return crc32_bytes(p, (size_t)n) == stored;
+    PyObject *mv = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (mv == NULL) return -1;
+    PyObject *r = PyObject_CallOneArg(zlib_crc32, mv);
+    Py_DECREF(mv);
+    if (r == NULL) return -1;
+    unsigned long crc = PyLong_AsUnsignedLong(r);
+    Py_DECREF(r);
+    if (crc == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    return (uint32_t)crc == stored;
+}
+
+static PyObject *event_head(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || header_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "event_head(data, crc_mode) after event_head_setup()");
+        return NULL;
+    }
+    long mode = PyLong_AsLong(args[1]);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t len = view.len;
+    PyObject *result = NULL;
+    int ok = len >= 19 && p[4] != 15 && (Py_ssize_t)rd32(p + 9) == len &&
+             (mode == 0 || len >= 23);
+    if (ok && mode == 2) {
+        ok = crc_matches(p, len - 4, rd32(p + len - 4));
+        if (ok < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+    }
+    if (ok) {
+        result = header_type->tp_alloc(header_type, 6);
+        if (result != NULL) {
+            PyObject *v[6] = {
+                PyLong_FromUnsignedLong(rd32(p)),
+                PyLong_FromLong(p[4]),
+                PyLong_FromUnsignedLong(rd32(p + 5)),
+                PyLong_FromUnsignedLong(rd32(p + 9)),
+                PyLong_FromUnsignedLong(rd32(p + 13)),
+                PyLong_FromLong((long)p[17] | (long)p[18] << 8),
+            };
+            for (int i = 0; i < 6; i++) {
+                if (v[i] == NULL) {
+                    for (int k = 0; k < 6; k++) Py_XDECREF(v[k]);
+                    Py_CLEAR(result);
+                    break;
+                }
+            }
+            if (result != NULL) {
+                for (int i = 0; i < 6; i++) PyTuple_SET_ITEM(result, i, v[i]);
+                PyObject_GC_UnTrack(result); /* six ints: never part of a cycle */
+            }
+        }
+    } else {
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *event_head_setup(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *cls, *crc;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &cls, &crc)) return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "the header type must be a tuple subclass");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(header_type, (PyTypeObject *)cls);
+    Py_INCREF(crc);
+    Py_XSETREF(zlib_crc32, crc);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"event_head", (PyCFunction)(void (*)(void))event_head, METH_FASTCALL,
+     "event_head(data, crc_mode) -> EventHeader or None (see binlog/decoder.py)"},
+    {"event_head_setup", (PyCFunction)event_head_setup, METH_VARARGS,
+     "event_head_setup(EventHeader, zlib.crc32): the types event_head builds and calls"},
     {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
+    {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
+     "frame_events(buf, pos, seq, max_payload, semi_sync) -> (payloads, pos, seq)"
+     " (see wire/framing.py)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -768,13 +1083,23 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyDateTime_IMPORT;
+    crc_init();
     if (PyDateTimeAPI == NULL) return NULL;
     if (PyType_Ready(&RowPlanType) < 0) return NULL;
+    if (PyType_Ready(&MakerType) < 0) return NULL;
+    maker_types = PySet_New(NULL);
+    if (maker_types == NULL) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&RowPlanType);
     if (PyModule_AddObject(m, "RowPlan", (PyObject *)&RowPlanType) < 0) {
         Py_DECREF(&RowPlanType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&MakerType);
+    if (PyModule_AddObject(m, "Maker", (PyObject *)&MakerType) < 0) {
+        Py_DECREF(&MakerType);
         Py_DECREF(m);
         return NULL;
     }

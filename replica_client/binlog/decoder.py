@@ -29,6 +29,7 @@ from decimal import Decimal
 from operator import attrgetter
 from typing import Any, Final
 
+from ..accel import constructor, speedups
 from ..config import DecoderOptions
 from ..errors import (
     ChecksumMismatchError,
@@ -150,6 +151,27 @@ _TM_FAST: Final = all(f.init for f in _TM_FIELDS) and [f.name for f in _TM_FIELD
 _tm_rest: Final = attrgetter(*(f.name for f in _TM_FIELDS[2:]))
 # EventHeader from the 6 unpacked fields without the Python-level _make/__new__.
 _new_header: Final = tuple.__new__
+# The accelerator's common case of decode(): header unpacked, size and CRC32
+# checked in one call (None sends the event down the Python path).
+_sp = speedups()
+_event_head: Final[Callable[[memoryview, int], EventHeader | None] | None] = (
+    _sp.event_head if _sp is not None else None
+)
+if _sp is not None:
+    _sp.event_head_setup(EventHeader, zlib.crc32)
+_SLOW: Final = -1  # _fast_mode: take the Python path
+# Frozen slotted events built field by field without their generated __init__.
+_new_gtid: Final = constructor(GtidEvent)
+_new_xid: Final = constructor(XidEvent)
+_new_table_map: Final = constructor(TableMapEvent)
+_new_write_rows: Final = constructor(WriteRowsEvent)
+_new_update_rows: Final = constructor(UpdateRowsEvent)
+_new_delete_rows: Final = constructor(DeleteRowsEvent)
+_new_rotate: Final = constructor(RotateEvent)
+_new_annotate: Final = constructor(AnnotateRowsEvent)
+_GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
+_ID48_FLAGS: Final = struct.Struct("<IHH")  # table id (u48 as u32 + u16), flags u16
+_U64: Final = struct.Struct("<Q")
 
 # Malformed bytes surface as these from struct/slicing/int/str helpers; the
 # decode boundary turns them into MalformedEventError with context.
@@ -162,6 +184,14 @@ _DECODE_ERRORS: Final = (
     RecursionError,
     zlib.error,
 )
+
+
+def _malformed(type_code: int, position: int | None, exc: Exception) -> MalformedEventError:
+    return MalformedEventError(
+        f"cannot decode {event_type_name(type_code)}: {exc}",
+        event_type=type_code,
+        position=position,
+    )
 
 
 def _text(raw: bytes) -> str:
@@ -197,11 +227,15 @@ class EventDecoder:
     ) -> None:
         self.options = options if options is not None else DecoderOptions()
         self.fde: FormatDescriptionEvent | None = None
-        self.checksum_alg: int = (
+        self._checksum_alg: int = (
             int(checksum_alg) if checksum_alg is not None else BinlogChecksumAlg.UNDEF
         )
-        self.header_len: int = EVENT_HEADER_LEN
-        self.binlog_version: int = 4
+        self._header_len: int = EVENT_HEADER_LEN
+        self._binlog_version: int = 4
+        #: What the accelerated prologue of decode() may do: _SLOW, or event_head's crc_mode.
+        self._fast_mode: int = _SLOW
+        #: The header of the last event decode() was given (also when it returned None).
+        self.last_header: EventHeader | None = None
         self._tables: dict[int, tuple[TableMapEvent, RowDecoder | None]] = {}
         self._row_decoders = RowDecoderCache(self.options.table_map_cache_size)
         self._filter = self.options.tables if self.options.tables else None
@@ -214,8 +248,54 @@ class EventDecoder:
         self._keep_unknown = self.options.unknown_events == "keep"
         self._max_event_size = self.options.max_event_size
         self._verify_crc = self.options.verify_checksum
+        self._refresh_fast()
 
     # -- state ----------------------------------------------------------------------
+
+    @property
+    def checksum_alg(self) -> int:
+        """The checksum algorithm of the events being decoded (a BinlogChecksumAlg value)."""
+        return self._checksum_alg
+
+    @checksum_alg.setter
+    def checksum_alg(self, value: int) -> None:
+        self._checksum_alg = int(value)
+        self._refresh_fast()
+
+    @property
+    def header_len(self) -> int:
+        return self._header_len
+
+    @header_len.setter
+    def header_len(self, value: int) -> None:
+        self._header_len = value
+        self._refresh_fast()
+
+    @property
+    def binlog_version(self) -> int:
+        return self._binlog_version
+
+    @binlog_version.setter
+    def binlog_version(self, value: int) -> None:
+        self._binlog_version = value
+        self._refresh_fast()
+
+    def _refresh_fast(self) -> None:
+        # The accelerated prologue covers plain v4 events only; it is re-derived
+        # whenever anything it depends on changes.
+        if (
+            _event_head is None
+            or self._header_len != EVENT_HEADER_LEN
+            or self._binlog_version != 4
+            or self._file_start
+            or self._decryptor is not None
+            or self._type_map is not None
+        ):
+            self._fast_mode = _SLOW
+        elif self._checksum_alg == _CRC32:
+            self._fast_mode = 2 if self._verify_crc else 1
+        else:
+            self._fast_mode = 0
 
     def reset(self) -> None:
         """Forget the FDE and table maps (a new connection or file set)."""
@@ -227,6 +307,7 @@ class EventDecoder:
         self._old_table_map = False
         self._decryptor = None
         self._file_start = False
+        self._refresh_fast()
 
     def begin_file(self) -> None:
         """Start a binlog file: the next event decides its format version.
@@ -240,13 +321,16 @@ class EventDecoder:
         self.reset()
         self._file_start = True
         self._in_file = True
+        self._refresh_fast()
 
     def post_header_len(self, type_code: int, default: int) -> int:
         """Post-header length of ``type_code`` from the current FDE (or ``default``)."""
         fde = self.fde
         if fde is None:
             return default
-        n = fde.post_header_len(type_code)
+        lengths = fde.post_header_lengths
+        idx = type_code - 1
+        n = lengths[idx] if 0 <= idx < len(lengths) else 0
         return n if n else default
 
     def table(self, table_id: int) -> TableMapEvent | None:
@@ -277,6 +361,25 @@ class EventDecoder:
             DecryptionError: an encrypted file without the right key.
         """
         view = memoryview(data)
+        mode = self._fast_mode
+        if mode != _SLOW:
+            header = _event_head(view, mode)  # type: ignore[misc]  # set whenever mode is
+            if header is not None and header[3] <= self._max_event_size:
+                self.last_header = header
+                type_code = header[1]
+                end = header[3] - CHECKSUM_LEN if mode else header[3]
+                try:
+                    fn = DECODERS.get(type_code)
+                    if fn is not None:
+                        return fn(self, header, view, EVENT_HEADER_LEN, end)
+                    return self._body(header, view, EVENT_HEADER_LEN, end, position)
+                except MalformedEventError as exc:
+                    raise exc.with_context(event_type=type_code, position=position) from None
+                except _DECODE_ERRORS as exc:
+                    raise _malformed(type_code, position, exc) from exc
+        return self._decode_slow(view, position)
+
+    def _decode_slow(self, view: memoryview, position: int | None) -> Event | None:
         size = len(view)
         if self._file_start:
             self._detect_version(view, size, position)
@@ -310,6 +413,7 @@ class EventDecoder:
         if self.binlog_version == 3 and header.log_pos and type_code < E.FORMAT_DESCRIPTION_EVENT:
             # v3 (4.0) headers hold the start position; the server reads the end.
             header = header._replace(log_pos=header.log_pos + size)
+        self.last_header = header
         try:
             if type_code == _FDE_CODE and hlen == EVENT_HEADER_LEN:
                 return self._format_description(header, view)
@@ -327,11 +431,7 @@ class EventDecoder:
         except MalformedEventError as exc:
             raise exc.with_context(event_type=type_code, position=position) from None
         except _DECODE_ERRORS as exc:
-            raise MalformedEventError(
-                f"cannot decode {event_type_name(type_code)}: {exc}",
-                event_type=type_code,
-                position=position,
-            ) from exc
+            raise _malformed(type_code, position, exc) from exc
 
     def _body(
         self, header: EventHeader, view: memoryview, pos: int, end: int, position: int | None
@@ -373,6 +473,7 @@ class EventDecoder:
 
     def _detect_version(self, view: memoryview, size: int, position: int | None) -> None:
         self._file_start = False
+        self._refresh_fast()
         if size < 5:
             return  # too short for a type byte: decode() reports the truncation
         type_code = view[4]
@@ -416,6 +517,7 @@ class EventDecoder:
             self._decryptor = BinlogDecryptor.from_start_encryption(
                 keys, start, checksum=self.checksum_alg == BinlogChecksumAlg.CRC32
             )
+            self._refresh_fast()
         return event
 
     def _transaction_payload(
@@ -528,6 +630,7 @@ class EventDecoder:
             lengths = permute_post_header_lengths(lengths)
             self._type_map = dict(PRE_GA_PERMUTATION)
         self._old_table_map = self._type_map is not None
+        self._refresh_fast()
         fde = FormatDescriptionEvent(
             header,
             binlog_version,
@@ -575,7 +678,7 @@ class EventDecoder:
             table_id = u32(view, pos) if phl == 6 else u48(view, pos)
             seen = decoder.table
             if _TM_FAST and type(seen) is TableMapEvent:
-                tm = TableMapEvent(header, table_id, *_tm_rest(seen))
+                tm = _new_table_map(header, table_id, *_tm_rest(seen))
             else:
                 tm = replace(seen, header=header, table_id=table_id)
             keep = True
@@ -604,10 +707,12 @@ class EventDecoder:
         if phl == 6:
             table_id = u32(view, pos)
             pos += 4
+            flags = u16(view, pos)
         else:
-            table_id = u48(view, pos)
+            need(view, pos, 8, "rows event post-header")
+            lo, hi, flags = _ID48_FLAGS.unpack_from(view, pos)
+            table_id = lo | hi << 32
             pos += 6
-        flags = u16(view, pos)
         pos += 2
         extra = b""
         if v2:
@@ -631,8 +736,12 @@ class EventDecoder:
         table, decoder = entry
         if decoder is None:
             return None  # excluded by the table filter: rows are not decoded
-        width, pos = read_packed_int(view, pos)
-        check_width(width, table)
+        width = view[pos] if pos < end else -1
+        if width < 251 and width == len(table.columns):  # the common one-byte count
+            pos += 1
+        else:
+            width, pos = read_packed_int(view, pos)
+            check_width(width, table)
         nbytes = (width + 7) >> 3
         need(view, pos, nbytes, "columns-present bitmap")
         present = int.from_bytes(view[pos : pos + nbytes], "little")
@@ -668,13 +777,13 @@ class EventDecoder:
             present_after = int.from_bytes(view[pos : pos + nbytes], "little")
             pos += nbytes
             pairs = decoder.decode_update_rows(view, pos, end, present, present_after)
-            return UpdateRowsEvent(
+            return _new_update_rows(
                 header, table_id, flags, table, present, extra, pairs, present_after
             )
         rows = decoder.decode_rows(view, pos, end, present)
         if kind == _WRITE:
-            return WriteRowsEvent(header, table_id, flags, table, present, extra, rows)
-        return DeleteRowsEvent(header, table_id, flags, table, present, extra, rows)
+            return _new_write_rows(header, table_id, flags, table, present, extra, rows)
+        return _new_delete_rows(header, table_id, flags, table, present, extra, rows)
 
     def _partial_update(
         self,
@@ -791,7 +900,7 @@ def _rotate(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: in
     if h.flags & EventFlag.ARTIFICIAL or h.log_pos == 0:
         pass  # a fake ROTATE (first event of a dump, or a relay log's): same fields
     d._tables.clear()
-    return RotateEvent(h, position, _text(name))
+    return _new_rotate(h, position, _text(name))
 
 
 def _stop(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
@@ -803,7 +912,9 @@ def _heartbeat(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end:
 
 
 def _xid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
-    return XidEvent(h, u64(view, pos))
+    if pos + 8 > len(view):
+        need(view, pos, 8, "u64")  # raises
+    return _new_xid(h, _U64.unpack_from(view, pos)[0])
 
 
 def _intvar(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
@@ -1056,9 +1167,8 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
     # [flags_extra u8 | extra_engines u8 | sa_seq_no u64 | thread_id u32]
     # zero-padded to 19 bytes: a plain GTID reads flags_extra 0 from the padding
     # (MariaDB sql/log_event.cc Gtid_log_event::Gtid_log_event, ::write)
-    seq_no = u64(view, pos)
-    domain_id = u32(view, pos + 8)
-    flags2 = u8(view, pos + 12)
+    need(view, pos, 13, "GTID")
+    seq_no, domain_id, flags2 = _GTID_HEAD.unpack_from(view, pos)
     commit_id = None
     if flags2 & GtidEvent.FL_GROUP_COMMIT_ID:
         commit_id = u64(view, pos + 13)
@@ -1088,7 +1198,7 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
         if flags_extra & 0x10:  # FL_EXTRA_THREAD_ID (MariaDB 11.x)
             thread_id = u32(view, pos)
             pos += 4
-    return GtidEvent(
+    return _new_gtid(
         h,
         domain_id,
         seq_no,
@@ -1127,7 +1237,7 @@ def _binlog_checkpoint(
 
 
 def _annotate_rows(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
-    return AnnotateRowsEvent(h, _text(bytes(view[pos:end])))
+    return _new_annotate(h, _text(bytes(view[pos:end])))
 
 
 def _xa_prepare(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:

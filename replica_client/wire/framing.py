@@ -47,6 +47,10 @@ def _load_frame_packet() -> _FramePacket | None:
 
 
 _frame_packet: Final = _load_frame_packet()
+_FrameEvents = Callable[[bytearray, int, int, int, bool], "tuple[list[bytes], int, int]"]
+# frame_events(buf, pos, seq, max_payload, semi_sync): a run of whole event
+# packets in one call (see PacketFramer.next_events).
+_frame_events: Final[_FrameEvents | None] = getattr(speedups(), "frame_events", None)
 #: True when the single-chunk framing fast path runs in the compiled accelerator.
 ACCELERATED: Final = _frame_packet is not None
 
@@ -120,6 +124,27 @@ class PacketFramer:
         event packet carries id 1 (MariaDB ``Repl_semi_sync_master::flush_net``).
         """
         self._alt_seq = seq
+
+    def next_events(self, semi_sync: bool) -> list[bytes]:
+        """With the accelerator: every whole binlog-event packet buffered, in order.
+
+        Takes single-chunk packets with the expected sequence ids whose payload
+        starts with the 0x00 status byte, and stops before anything else (and,
+        with ``semi_sync``, after an event that asks for an ACK). Returns an
+        empty list where it takes nothing, and always without the accelerator:
+        :meth:`next_packet` then frames, checks and reports packet by packet,
+        as it would have for these.
+        """
+        if _frame_events is None or self._parts or self._alt_seq != -1:
+            return []
+        payloads, pos, seq = _frame_events(
+            self._buf, self._pos, self._seq, self._max_payload, semi_sync
+        )
+        if payloads:
+            self._pos = pos
+            self._seq = seq
+            self._compact()
+        return payloads
 
     def next_packet(self) -> bytes | None:
         """Return the next complete payload, or None when more bytes are needed.

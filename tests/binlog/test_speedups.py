@@ -663,9 +663,8 @@ def test_constructor_without_the_accelerator(monkeypatch: pytest.MonkeyPatch) ->
     assert accel.constructor(_Plain) is _Plain
 
 
-# -- classes constructor() accepts although a Maker cannot stand in for them -------------
-# None of the library's classes is like these; each test fails (xfail, strict)
-# while accel.constructor still hands out a Maker for such a class.
+# -- classes a Maker cannot stand in for: constructor() must return the class ------------
+# (mutable, a hand-written __init__, keyword-only fields, InitVars).
 
 
 @dataclasses.dataclass(slots=True)
@@ -695,11 +694,6 @@ class _WithInitVar:
     b: int
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constructor() does not check frozen: Maker leaves a mutable instance of "
-    "atomic values untracked, so a cycle made by assignment later is never collected",
-)
 def test_constructor_of_a_mutable_dataclass_keeps_cycles_collectable() -> None:
     make = accel.constructor(_Mutable)
     for build in (_Mutable, make):
@@ -713,31 +707,24 @@ def test_constructor_of_a_mutable_dataclass_keeps_cycles_collectable() -> None:
         assert watch() is None, build
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constructor() checks field.init, which dataclass(init=False) leaves True: "
-    "Maker skips the class's own __init__",
-)
 def test_constructor_of_a_dataclass_with_its_own_init() -> None:
     make = accel.constructor(_OwnInit)
     assert _call_outcome(partial(make, 3)) == _call_outcome(partial(_OwnInit, 3))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constructor() ignores kw_only: Maker accepts positionally what __init__ refuses",
-)
 def test_constructor_of_a_dataclass_with_kw_only_fields() -> None:
     make = accel.constructor(_KwOnly)
     build: Callable[..., object] = _KwOnly
     assert _call_outcome(partial(make, 1, 2)) == _call_outcome(partial(build, 1, 2))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constructor() ignores InitVar parameters: Maker takes the fields' count of "
-    "arguments and maps them to other fields than __init__ does",
-)
 def test_constructor_of_a_dataclass_with_an_initvar() -> None:
     make = accel.constructor(_WithInitVar)
     assert _call_outcome(partial(make, 1, 2)) == _call_outcome(partial(_WithInitVar, 1, 2))
+
+
+@pytest.mark.parametrize(
+    "cls", [_Mutable, _OwnInit, _KwOnly, _WithInitVar], ids=lambda c: c.__name__
+)
+def test_constructor_refuses_classes_a_maker_cannot_build(cls: type[Any]) -> None:
+    assert accel.constructor(cls) is cls

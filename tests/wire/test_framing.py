@@ -136,19 +136,8 @@ def test_command_and_reply_share_the_sequence() -> None:
 
 
 def _outcome(data: bytes, cuts: list[int], max_payload: int) -> list[object]:
-    framer = PacketFramer(max_payload=max_payload)
-    got: list[object] = []
-    prev = 0
-    try:
-        for cut in [*sorted(cuts), len(data)]:
-            framer.receive_data(data[prev:cut])
-            prev = cut
-            while (p := framer.next_packet()) is not None:
-                got.append(p)
-    except (PacketSequenceError, PacketTooLargeError) as exc:
-        got.append((type(exc).__name__, str(exc)))
-    got.append(framer.buffered)
-    return got
+    # payloads, then the error if any, then the bytes left: packet by packet
+    return _stream_outcome(data, cuts, max_payload, semi_sync=False, batch=False)
 
 
 @settings(max_examples=300, deadline=None)
@@ -178,3 +167,98 @@ def test_compiled_fast_path_matches_pure(
     finally:
         framing._frame_packet = saved  # type: ignore[misc]
     assert compiled == pure
+
+
+def _drain(framer: PacketFramer, semi_sync: bool, batch: bool) -> list[object]:
+    # What a binlog-stream reader takes: event payloads in order; after an event
+    # that asks for a semi-sync ACK the primary may restart at id 1.
+    got: list[object] = []
+    while True:
+        taken = framer.next_events(semi_sync) if batch else []
+        if not taken:
+            p = framer.next_packet()
+            if p is None:
+                return got
+            taken = [p]
+        for p in taken:
+            got.append(p)
+            if semi_sync and len(p) >= 3 and p[0] == 0 and p[1] == 0xEF and p[2] & 1:
+                framer.allow_reset(1)
+
+
+def _stream_outcome(
+    data: bytes, cuts: list[int], max_payload: int, semi_sync: bool, batch: bool
+) -> list[object]:
+    framer = PacketFramer(max_payload=max_payload)
+    got: list[object] = []
+    prev = 0
+    try:
+        for cut in [*sorted(cuts), len(data)]:
+            framer.receive_data(data[prev:cut])
+            prev = cut
+            got.extend(_drain(framer, semi_sync, batch))
+    except (PacketSequenceError, PacketTooLargeError) as exc:
+        got.append((type(exc).__name__, str(exc)))
+    got.append(framer.buffered)
+    return got
+
+
+_PACKET = st.tuples(
+    st.sampled_from(["event", "event", "event", "flagged", "eof", "err", "empty"]),
+    st.integers(0, 200),
+    st.booleans(),  # restart at sequence id 1 after this packet (only honoured after "flagged")
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_PACKET, max_size=12),
+    st.lists(st.integers(0, 3000), max_size=6),
+    st.integers(0, 300),
+    st.booleans(),
+    st.integers(-1, 11),
+)
+def test_event_batches_match_packet_by_packet(
+    packets: list[tuple[str, int, bool]],
+    cuts: list[int],
+    max_payload: int,
+    semi_sync: bool,
+    bad_seq_at: int,
+) -> None:
+    # next_events (the accelerator's batch framing, empty without it) followed by
+    # next_packet gives the same payloads, errors and leftovers as next_packet alone.
+    chunks: list[bytes] = []
+    seq = 0
+    for i, (kind, size, restart) in enumerate(packets):
+        body = bytes([i % 256]) * size
+        payload = {
+            "event": b"\x00\xef\x00" + body if semi_sync else b"\x00" + body,
+            "flagged": b"\x00\xef\x01" + body,
+            "eof": b"\xfe\x00\x00\x02\x00",
+            "err": b"\xff\x10\x04#HY000boom",
+            "empty": b"",
+        }[kind]
+        framed, seq = frame_payload(payload, seq)
+        if i == bad_seq_at:
+            framed = framed[:3] + bytes([framed[3] ^ 0x20]) + framed[4:]
+        chunks.append(framed)
+        if kind == "flagged" and semi_sync and restart:
+            seq = 1
+    data = b"".join(chunks)
+    cuts = [c for c in cuts if c < len(data)]
+    batched = _stream_outcome(data, cuts, max_payload, semi_sync, batch=True)
+    single = _stream_outcome(data, cuts, max_payload, semi_sync, batch=False)
+    assert batched == single
+
+
+def test_event_batches_take_runs_of_events() -> None:
+    # With the accelerator, one call takes every whole event packet buffered.
+    framer = PacketFramer()
+    framer.receive_data(_encode([b"\x00a", b"\x00bb", b"\x00ccc", b"\xfe\x00\x00\x02\x00"]))
+    taken = framer.next_events(False)
+    if framing._frame_events is None:
+        assert taken == []
+    else:
+        assert taken == [b"\x00a", b"\x00bb", b"\x00ccc"]
+        assert framer.next_events(False) == []  # the EOF is next_packet's
+    assert framer.next_packet() == (b"\x00a" if not taken else b"\xfe\x00\x00\x02\x00")
