@@ -31,10 +31,13 @@ is delivered twice.
 from __future__ import annotations
 
 import os
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import Final, Literal
 
+from .accel import constructor
 from .binlog.constants import EVENT_HEADER_LEN, EventFlag, EventType
 from .binlog.decoder import EventDecoder
 from .binlog.events import (
@@ -48,7 +51,6 @@ from .binlog.events import (
     XaPrepareEvent,
     XidEvent,
 )
-from .binlog.header import unpack_header
 from .config import DecoderOptions
 from .errors import MalformedEventError, ProtocolError, StateError
 from .position import FilePos, Gtid, GtidTriple
@@ -129,12 +131,73 @@ def _kind_of(cls: type[Event]) -> int:
     return kind
 
 
-@dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """A resume point between transactions: the next event's position and the GTID state."""
+    """A resume point between transactions: the next event's position and the GTID state.
 
-    position: FilePos
-    gtid_state: Gtid
+    Read-only. ``position`` and ``gtid_state`` are built when first read: a
+    stream passes a checkpoint after every transaction and most are never
+    looked at.
+    """
+
+    __slots__ = ("_file", "_gtids", "_pos", "_position", "_state")
+
+    def __init__(self, position: FilePos, gtid_state: Gtid) -> None:
+        self._file = position.file
+        self._pos = position.pos
+        self._gtids: Mapping[int, GtidTriple] | None = None
+        self._position: FilePos | None = position
+        self._state: Gtid | None = gtid_state
+
+    @classmethod
+    def _at(
+        cls, file: str, pos: int, gtids: Mapping[int, GtidTriple], state: Gtid | None
+    ) -> Checkpoint:
+        # ``gtids`` (domain -> triple) is never mutated afterwards (the session
+        # replaces its map on every change), so it is held, not copied;
+        # ``state`` is the same as a Gtid when one was built already.
+        cp = object.__new__(cls)
+        cp._file = file
+        cp._pos = pos
+        cp._gtids = gtids
+        cp._position = None
+        cp._state = state
+        return cp
+
+    @property
+    def position(self) -> FilePos:
+        """Where the next event starts."""
+        position = self._position
+        if position is None:
+            position = self._position = FilePos(self._file, self._pos)
+        return position
+
+    @property
+    def gtid_state(self) -> Gtid:
+        """The GTID state after the transactions before this point."""
+        state = self._state
+        if state is None:
+            assert self._gtids is not None
+            state = self._state = Gtid.from_domains(self._gtids)
+        return state
+
+    def same_as(self, other: Checkpoint) -> bool:
+        """Equal to ``other`` (cheaper than ``==`` when neither was read yet)."""
+        if self._pos != other._pos or self._file != other._file:
+            return False
+        if self._gtids is not None and other._gtids is not None:
+            return self._gtids is other._gtids or self._gtids == other._gtids
+        return self.gtid_state == other.gtid_state
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Checkpoint):
+            return NotImplemented
+        return self.same_as(other)
+
+    def __hash__(self) -> int:
+        return hash((self._file, self._pos, self.gtid_state))
+
+    def __repr__(self) -> str:
+        return f"Checkpoint(position={self.position!r}, gtid_state={self.gtid_state!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +234,10 @@ class StreamItem:
     def for_consumer(self) -> bool:
         """True when the consumer should see this item's event."""
         return self.event is not None and self.deliver and not self.skipped
+
+
+#: StreamItem(...) with every field, without the generated __init__ (see accel.constructor).
+_new_item: Final = constructor(StreamItem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,11 +280,13 @@ class ReplicaSession:
         "_decoder_options",
         "_ended",
         "_event_types",
+        "_framed",
         "_last_checkpoint",
         "_machine",
         "_pending_inner",
         "_resume",
         "_seen_since_start",
+        "_semi",
         "_t",
     )
 
@@ -253,6 +322,9 @@ class ReplicaSession:
         # transactions the GTID state excludes).
         self._await_gtid_start = isinstance(start, Gtid) or start == "now"
         self._pending_inner: list[Event] = []
+        # Event payloads framed ahead in one go, not yet decoded (next_item).
+        self._framed: deque[bytes] = deque()
+        self._semi = False
         self._ended = False
         self._last_checkpoint: Checkpoint | None = None
 
@@ -331,6 +403,11 @@ class ReplicaSession:
             return self._inner_item(self._pending_inner.pop(0))
         if self._ended:
             return END
+        framed = self._framed
+        if not framed:
+            framed.extend(self._machine.next_stream_events())
+        if framed:
+            return self._event_item(framed.popleft())
         payload = self._machine.next_stream_packet()
         if payload is None:
             return NEED_DATA
@@ -344,58 +421,35 @@ class ReplicaSession:
     def _event_item(self, payload: bytes) -> StreamItem:
         needs_ack = False
         offset = 1  # the 0x00 status byte
-        if self._machine.semi_sync:
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._decoder = EventDecoder(
+                self._decoder_options, checksum_alg=self._machine.checksum_alg
+            )
+            self._semi = self._machine.semi_sync  # negotiated before the first event
+        if self._semi:
             if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
                 raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
             needs_ack = bool(payload[2] & _SYNC)
             if needs_ack:
                 self._machine.expect_sequence_reset()
             offset = 3
+        t = self._t
+        start = t.pos
         if len(payload) - offset < EVENT_HEADER_LEN:
             raise MalformedEventError(
                 f"event packet of {len(payload)} bytes is shorter than an event header",
-                position=self._t.pos,
+                position=start,
             )
         # a view, not a copy: the decoder copies out what it keeps (40 MB rows stay one copy)
-        data = memoryview(payload)[offset:]
-        decoder = self._decoder
-        if decoder is None:
-            decoder = self._decoder = EventDecoder(
-                self._decoder_options, checksum_alg=self._machine.checksum_alg
-            )
-        _, type_code, _, size, log_pos, flags = unpack_header(data, 0)
-        event = decoder.decode(data, self._t.pos)
-        if isinstance(event, TransactionPayloadEvent) and event.events:
+        event = decoder.decode(memoryview(payload)[offset:], start)
+        header = decoder.last_header
+        assert header is not None
+        _, type_code, _, size, log_pos, flags = header
+        if type(event) is TransactionPayloadEvent and event.events:
             self._pending_inner.extend(event.events)
-        return self._track(event, type_code, size, log_pos, flags, needs_ack)
 
-    def _inner_item(self, event: Event) -> StreamItem:
-        # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
-        t = self._t
-        self._group_update(event, event.type_code)
-        checkpoint = None if t.in_group else self._checkpoint()
-        return StreamItem(
-            event,
-            t.file,
-            t.pos,
-            t.pos,
-            0,
-            checkpoint=checkpoint,
-            countable=False,
-            deliver=self._wanted(event),
-        )
-
-    def _track(
-        self,
-        event: Event | None,
-        type_code: int,
-        size: int,
-        log_pos: int,
-        flags: int,
-        needs_ack: bool,
-    ) -> StreamItem:
-        t = self._t
-        start = t.pos
+        # Where the event sits in the primary's binlog.
         file = t.file
         artificial = flags & _ARTIFICIAL
         heartbeat = type_code in _HEARTBEAT_CODES
@@ -415,7 +469,7 @@ class ReplicaSession:
             end = start
         else:
             end = t.pos = start + size  # MariaDB 11.4+: log_pos 0 inside transactions
-        if event is not None:
+        if event is not None and _KINDS.get(type(event)) != _K_OTHER:
             self._group_update(event, type_code)
         if (
             self._await_gtid_start
@@ -428,20 +482,9 @@ class ReplicaSession:
             checkpoint = self._checkpoint()
         skipped = False
         if countable and self._resume.skip:
-            self._seen_since_start += 1
-            if self._seen_since_start <= self._resume.skip:
-                skipped = True
-                if (
-                    isinstance(event, GtidEvent)
-                    and self._resume.gtid is not None
-                    and event.triple != self._resume.gtid
-                ):
-                    raise ProtocolError(
-                        f"after reconnecting, the primary re-sent transaction {event.gtid} "
-                        f"where {self._resume.gtid} was expected; its binlog changed"
-                    )
+            skipped = self._skip(event)
         types = self._event_types
-        return StreamItem(
+        return _new_item(
             event,
             file,
             start,
@@ -454,6 +497,38 @@ class ReplicaSession:
             event is not None and (types is None or isinstance(event, types)),
         )
 
+    def _inner_item(self, event: Event) -> StreamItem:
+        # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
+        t = self._t
+        self._group_update(event, event.type_code)
+        checkpoint = None if t.in_group else self._checkpoint()
+        return StreamItem(
+            event,
+            t.file,
+            t.pos,
+            t.pos,
+            0,
+            checkpoint=checkpoint,
+            countable=False,
+            deliver=self._wanted(event),
+        )
+
+    def _skip(self, event: Event | None) -> bool:
+        """Resuming: whether this countable event was delivered before the reconnect."""
+        self._seen_since_start += 1
+        if self._seen_since_start > self._resume.skip:
+            return False
+        if (
+            isinstance(event, GtidEvent)
+            and self._resume.gtid is not None
+            and event.triple != self._resume.gtid
+        ):
+            raise ProtocolError(
+                f"after reconnecting, the primary re-sent transaction {event.gtid} "
+                f"where {self._resume.gtid} was expected; its binlog changed"
+            )
+        return True
+
     def _wanted(self, event: Event) -> bool:
         types = self._event_types
         return types is None or isinstance(event, types)
@@ -461,18 +536,15 @@ class ReplicaSession:
     def _checkpoint(self) -> Checkpoint:
         """The resume point after the current event (reused while nothing moved)."""
         t = self._t
-        state = t.gtid_cache
-        if state is None:
-            state = t.gtid_cache = Gtid.from_domains(t.gtids)
         last = self._last_checkpoint
         if (
             last is not None
-            and last.gtid_state is state
-            and last.position.pos == t.pos
-            and last.position.file == t.file
+            and last._gtids is t.gtids
+            and last._pos == t.pos
+            and last._file == t.file
         ):
             return last
-        last = self._last_checkpoint = Checkpoint(FilePos(t.file, t.pos), state)
+        last = self._last_checkpoint = Checkpoint._at(t.file, t.pos, t.gtids, t.gtid_cache)
         return last
 
     def _group_update(self, event: Event, type_code: int) -> None:
@@ -493,12 +565,11 @@ class ReplicaSession:
         if kind == _K_GTID_LIST:
             assert isinstance(event, GtidListEvent)
             if not t.in_group:
-                gtids = t.gtids
-                known = set(gtids)
-                for g in event.gtids:
-                    if g.domain not in known:
-                        gtids[g.domain] = g
-                        t.gtid_cache = None
+                missing = [g for g in event.gtids if g.domain not in t.gtids]
+                if missing:
+                    # a new map, never an update in place: checkpoints hold the old one
+                    t.gtids = {**t.gtids, **{g.domain: g for g in missing}}
+                    t.gtid_cache = None
             return
         if kind == _K_NEUTRAL:
             return
@@ -521,7 +592,10 @@ class ReplicaSession:
         t = self._t
         g = t.group_gtid
         if g is not None:
-            t.gtids[g.domain] = g
+            # a new map, never an update in place: checkpoints hold the old one
+            gtids = t.gtids.copy()
+            gtids[g.domain] = g
+            t.gtids = gtids
             t.gtid_cache = None
         t.in_group = False
         t.standalone = False

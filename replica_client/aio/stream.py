@@ -88,8 +88,7 @@ class StreamMetrics:
         """The counters as a plain dict (for logs and metric exporters)."""
         return dataclasses.asdict(self)
 
-    def _observe(self, item: StreamItem, group_ended: bool) -> None:
-        event = item.event
+    def _observe(self, item: StreamItem, event: Event | None, group_ended: bool) -> None:
         self.bytes += item.size
         if isinstance(event, _HEARTBEAT_CLASSES):
             self.heartbeats += 1
@@ -98,7 +97,7 @@ class StreamMetrics:
         if item.countable:
             self.events += 1
             if event is not None:
-                timestamp = event.header.timestamp
+                timestamp = event.header[0]
                 if timestamp:
                     self.last_event_timestamp = timestamp
                     self.seconds_behind_primary = max(0.0, time.time() - timestamp)
@@ -119,8 +118,11 @@ class BinlogStream:
         self._config = config
         self._protocol: ReplicaProtocol | None = None
         self._session: ReplicaSession | None = None
-        self._position: FilePos | None = config.start if isinstance(config.start, FilePos) else None
-        self._gtid_state: Gtid = config.start if isinstance(config.start, Gtid) else Gtid("")
+        # Where the stream resumes: the last checkpoint passed, else the start.
+        self._cp: Checkpoint | None = None
+        start = config.start
+        self._start_pos: FilePos | None = start if isinstance(start, FilePos) else None
+        self._start_gtid: Gtid = start if isinstance(start, Gtid) else Gtid("")
         self._since_checkpoint = 0
         self._group_gtid: GtidTriple | None = None
         self._resolved_start: FilePos | Gtid | Any = None
@@ -268,26 +270,47 @@ class BinlogStream:
 
     def _pass(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
-        self.metrics._observe(item, item.checkpoint is not None and self._group_gtid is not None)
-        if isinstance(item.event, GtidEvent):
-            self._group_gtid = item.event.triple
-        if item.checkpoint is not None:
-            self._apply(item.checkpoint)
+        event = item.event
+        cp = item.checkpoint
+        self.metrics._observe(item, event, cp is not None and self._group_gtid is not None)
+        if cp is not None:
+            if cp is not self._cp:
+                self._apply(cp)
         elif item.countable and not item.skipped:  # skipped ones were counted before
             self._since_checkpoint += 1
+        if type(event) is GtidEvent:  # after the checkpoint before it was applied
+            self._group_gtid = event.triple
         if item.needs_ack:
             self._unacked.append(item)
             if self._config.ack_mode == "auto" or item.skipped:
                 self._send_acks()
 
+    @property
+    def _position(self) -> FilePos | None:
+        cp = self._cp
+        return cp.position if cp is not None else self._start_pos
+
+    @property
+    def _gtid_state(self) -> Gtid:
+        cp = self._cp
+        return cp.gtid_state if cp is not None else self._start_gtid
+
     def _apply(self, cp: Checkpoint) -> None:
-        if cp.position == self._position and cp.gtid_state == self._gtid_state:
+        last = self._cp
+        if (
+            cp is last
+            or (last is not None and cp.same_as(last))
+            or (
+                last is None
+                and cp.position == self._start_pos
+                and cp.gtid_state == self._start_gtid
+            )
+        ):
             # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
             # keep counting, or a second cut while the resumed dump is still
             # skipping would resume with too small a skip and repeat events.
             return
-        self._position = cp.position
-        self._gtid_state = cp.gtid_state
+        self._cp = cp
         self._since_checkpoint = 0
         self._group_gtid = None
 
@@ -385,8 +408,13 @@ class BinlogStream:
         self._session = session
         if self._resolved_start is None:
             self._resolved_start = session.machine.start
-        if not resume and self._gtid_state == Gtid("") and isinstance(session.machine.start, Gtid):
-            self._gtid_state = session.machine.start
+        if (
+            not resume
+            and self._cp is None
+            and self._start_gtid == Gtid("")
+            and isinstance(session.machine.start, Gtid)
+        ):
+            self._start_gtid = session.machine.start
         _log.debug("streaming from %s (%s)", cfg.address, session.machine.start)
 
     async def _reconnect(self, cause: BaseException) -> None:
