@@ -754,25 +754,29 @@ static PyObject *frame_packet(PyObject *Py_UNUSED(module), PyObject *args) {
     return result;
 }
 
-/* frame_events(buf, pos, seq, max_payload, semi_sync) -> (payloads, pos, seq)
+/* frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)
  *
- * frame_packet for a run of binlog-stream packets: from ``pos``, every whole
- * single-chunk packet with the next sequence id whose payload starts with the
- * 0x00 status byte of an event, in order, as copies. Stops before anything
+ * frame_packet for a run of binlog-stream packets: from ``pos``, up to
+ * ``limit`` whole single-chunk packets with the next sequence ids whose
+ * payloads start with the 0x00 status byte of an event, in order, as copies
+ * (wire/framing.py PacketFramer.next_events, which has the same loop in
+ * Python). Stops before anything
  * else (an incomplete, split, too large or out-of-sequence packet, an EOF or
  * ERR packet: the Python loop handles, and reports, those) and, with
  * ``semi_sync``, right after an event whose semi-sync header asks for an ACK
  * (the primary may restart its sequence ids after it). */
 static PyObject *frame_events(PyObject *Py_UNUSED(module), PyObject *const *args,
                               Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "frame_events(buf, pos, seq, max_payload, semi_sync)");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "frame_events(buf, pos, seq, max_payload, semi_sync, limit)");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     long seq = PyLong_AsLong(args[2]);
     Py_ssize_t max_payload = PyLong_AsSsize_t(args[3]);
     int semi_sync = PyObject_IsTrue(args[4]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
     if (PyErr_Occurred() || semi_sync < 0) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -782,7 +786,7 @@ static PyObject *frame_events(PyObject *Py_UNUSED(module), PyObject *const *args
         return NULL;
     }
     const unsigned char *base = (const unsigned char *)view.buf;
-    while (pos >= 0 && view.len - pos >= 4) {
+    while (pos >= 0 && view.len - pos >= 4 && PyList_GET_SIZE(list) < limit) {
         const unsigned char *p = base + pos;
         Py_ssize_t length = (Py_ssize_t)p[0] | ((Py_ssize_t)p[1] << 8) | ((Py_ssize_t)p[2] << 16);
         if (length >= 0xFFFFFF || length > max_payload || p[3] != (seq & 0xFF) ||
@@ -1069,7 +1073,7 @@ static PyMethodDef module_methods[] = {
     {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
     {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
-     "frame_events(buf, pos, seq, max_payload, semi_sync) -> (payloads, pos, seq)"
+     "frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)"
      " (see wire/framing.py)"},
     {NULL, NULL, 0, NULL},
 };

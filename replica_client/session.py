@@ -281,6 +281,7 @@ class ReplicaSession:
         "_ended",
         "_event_types",
         "_framed",
+        "_framed_bytes",
         "_last_checkpoint",
         "_machine",
         "_pending_inner",
@@ -324,6 +325,7 @@ class ReplicaSession:
         self._pending_inner: list[Event] = []
         # Event payloads framed ahead in one go, not yet decoded (next_item).
         self._framed: deque[bytes] = deque()
+        self._framed_bytes = 0
         self._semi = False
         self._ended = False
         self._last_checkpoint: Checkpoint | None = None
@@ -404,10 +406,10 @@ class ReplicaSession:
         if self._ended:
             return END
         framed = self._framed
-        if not framed:
-            framed.extend(self._machine.next_stream_events())
         if framed:
-            return self._event_item(framed.popleft())
+            event_payload = framed.popleft()
+            self._framed_bytes -= len(event_payload)
+            return self._event_item(event_payload)
         payload = self._machine.next_stream_packet()
         if payload is None:
             return NEED_DATA
@@ -415,6 +417,29 @@ class ReplicaSession:
             self._ended = True
             return END
         return self._event_item(payload)
+
+    def frame_ahead(self, limit: int) -> None:
+        """Frame up to ``limit`` more event packets of the received bytes, not decoding them.
+
+        :meth:`next_item` decodes them first, in order. Framed events are
+        bytes only, so a driver can count what it holds (``buffered_events``,
+        ``buffered_bytes``) and decode just before the consumer asks.
+        """
+        if limit > 0 and not self._ended:
+            payloads = self._machine.next_stream_events(limit)
+            if payloads:
+                self._framed.extend(payloads)
+                self._framed_bytes += sum(map(len, payloads))
+
+    @property
+    def buffered_events(self) -> int:
+        """Event packets framed ahead and not yet decoded."""
+        return len(self._framed)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of the event packets framed ahead and not yet decoded."""
+        return self._framed_bytes
 
     # -- internals ----------------------------------------------------------------------
 

@@ -31,11 +31,13 @@ python3 -m mypy "${mypy_paths[@]}"
 echo "== pytest"
 python3 -m pytest -q -p no:cacheprovider "$@"
 
-# The decoder and the packet framer run on the compiled accelerator when it is
-# built; run their suites again on the pure-Python path: results must be identical.
+# The decoder, the packet framer and the session run on the compiled accelerator
+# when it is built; run their suites again on the pure-Python path: results must
+# be identical.
 if [ "$#" -eq 0 ]; then
-    echo "== pytest (pure-Python row decoder and framing)"
+    echo "== pytest (pure-Python decoder, framing and session)"
     REPLICA_CLIENT_PURE_PYTHON=1 python3 -m pytest -q -p no:cacheprovider \
         --ignore=tests/binlog/test_speedups.py \
-        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py tests/wire
+        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py tests/wire \
+        tests/aio tests/test_session.py tests/test_checkpoint.py
 fi

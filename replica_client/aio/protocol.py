@@ -1,10 +1,14 @@
 """asyncio glue for one replication connection: bytes -> ReplicaSession -> item queue.
 
-No parsing here. Backpressure: above ``high_events`` undelivered items or
-``high_bytes`` undelivered event bytes the transport stops reading (so TCP
-flow control slows the primary) and resumes below a quarter of each. A
-watchdog turns "no byte for ``stall_timeout`` seconds" into
-:class:`ReplicaTimeoutError` (not counted while reading is paused).
+No parsing here. Received event packets are framed right away (bytes only)
+and decoded in small batches when the consumer asks for them or is waiting:
+the event objects live only briefly, which keeps the cyclic garbage
+collector's work small. Backpressure: above ``high_events`` undelivered
+events (framed or decoded) or ``high_bytes`` undelivered event bytes the
+transport stops reading (so TCP flow control slows the primary) and resumes
+below a quarter of each. A watchdog turns "no byte for ``stall_timeout``
+seconds" into :class:`ReplicaTimeoutError` (not counted while reading is
+paused).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
 from ..session import END, NEED_DATA, ReplicaSession, StreamItem
 
 __all__ = ["ReplicaProtocol"]
+
+#: Events decoded per step, ahead of the consumer.
+_BATCH = 32
 
 
 class ReplicaProtocol(asyncio.Protocol):
@@ -52,6 +59,7 @@ class ReplicaProtocol(asyncio.Protocol):
         self._error: BaseException | None = None
         self._ended = False
         self._paused = False
+        self._session_failed = False  # the session raised: decode nothing more
         self._closing = False
         self._tls_task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.TimerHandle | None = None
@@ -69,8 +77,13 @@ class ReplicaProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._last_rx = self._loop.time()
-        self._session.receive_data(data)
-        self._pump()
+        session = self._session
+        session.receive_data(data)
+        if self._waiter is not None or not session.streaming or not self.registered.done():
+            self._pump()  # someone waits (or the handshake goes on): decode now
+        else:
+            session.frame_ahead(self._room())  # decoded when the consumer asks
+            self._check_pause()
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost reports it
@@ -89,7 +102,8 @@ class ReplicaProtocol(asyncio.Protocol):
 
     @property
     def buffered_items(self) -> int:
-        return len(self._items)
+        """Undelivered events: decoded, or framed and not decoded yet."""
+        return len(self._items) + self._session.buffered_events
 
     @property
     def paused(self) -> bool:
@@ -108,7 +122,10 @@ class ReplicaProtocol(asyncio.Protocol):
             ReplicaError: the connection failed (only once the queue is drained:
                 items received before a failure are delivered first).
         """
-        while not self._items:
+        while True:
+            item = self.take()
+            if item is not None:
+                return item
             if self._ended:
                 return "end"
             if self._error is not None:
@@ -118,23 +135,30 @@ class ReplicaProtocol(asyncio.Protocol):
                 await waiter
             finally:
                 self._waiter = None
-        item = self.take()
-        assert item is not None
-        return item
 
     def take(self) -> StreamItem | None:
-        """The next buffered item without waiting, or None when none is buffered."""
+        """The next item without waiting (decoding received events as needed), or None."""
         items = self._items
         if not items:
-            return None
+            if self._ended or self._session_failed:
+                return None
+            self._pump()
+            if not items:
+                return None
         item = items.popleft()
         self._bytes -= item.size
-        if self._paused and len(items) <= self._low_events and self._bytes <= self._low_bytes:
-            self._paused = False
-            self._last_rx = self._loop.time()
-            if self._transport is not None and not self._transport.is_closing():
-                self._transport.resume_reading()
-                self._pump()  # bytes may already be buffered in the session
+        if self._paused:
+            session = self._session
+            if (
+                len(items) + session.buffered_events <= self._low_events
+                and self._bytes + session.buffered_bytes <= self._low_bytes
+            ):
+                self._paused = False
+                self._last_rx = self._loop.time()
+                if self._transport is not None and not self._transport.is_closing():
+                    self._transport.resume_reading()
+                    session.frame_ahead(self._room())  # bytes may already be buffered
+                    self._check_pause()
         return item
 
     def close(self) -> None:
@@ -156,11 +180,24 @@ class ReplicaProtocol(asyncio.Protocol):
 
     # -- internals ----------------------------------------------------------------------
 
+    def _room(self) -> int:
+        """How many more events may be framed ahead before reading pauses."""
+        return self._high_events - len(self._items) - self._session.buffered_events
+
+    def _check_pause(self) -> None:
+        session = self._session
+        held = len(self._items) + session.buffered_events
+        self.max_buffered = max(self.max_buffered, held)
+        if held >= self._high_events or self._bytes + session.buffered_bytes >= self._high_bytes:
+            self._pause()
+
     def _pump(self) -> None:
+        """Decode up to a batch of events (and handle what is not an event)."""
         session = self._session
         items = self._items
         try:
-            while not self._paused:
+            session.frame_ahead(self._room())
+            for _ in range(_BATCH):
                 item = session.next_item()
                 if item is NEED_DATA:
                     break
@@ -169,14 +206,13 @@ class ReplicaProtocol(asyncio.Protocol):
                     break
                 items.append(item)
                 self._bytes += item.size
-                if len(items) >= self._high_events or self._bytes >= self._high_bytes:
-                    self._pause()
         except ReplicaError as exc:
+            self._session_failed = True
             self.flush()
             self.abort(exc)
             return
         self.flush()
-        self.max_buffered = max(self.max_buffered, len(items))
+        self._check_pause()
         if session.tls_requested and self._tls_task is None:
             self._tls_task = self._loop.create_task(self._upgrade_tls())
         if session.streaming and not self.registered.done():

@@ -47,10 +47,41 @@ def _load_frame_packet() -> _FramePacket | None:
 
 
 _frame_packet: Final = _load_frame_packet()
-_FrameEvents = Callable[[bytearray, int, int, int, bool], "tuple[list[bytes], int, int]"]
-# frame_events(buf, pos, seq, max_payload, semi_sync): a run of whole event
-# packets in one call (see PacketFramer.next_events).
-_frame_events: Final[_FrameEvents | None] = getattr(speedups(), "frame_events", None)
+_FrameEvents = Callable[[bytearray, int, int, int, bool, int], "tuple[list[bytes], int, int]"]
+
+
+def _frame_events_py(
+    buf: bytearray, pos: int, seq: int, max_payload: int, semi_sync: bool, limit: int
+) -> tuple[list[bytes], int, int]:
+    # The loop of the accelerator's frame_events (see PacketFramer.next_events).
+    payloads: list[bytes] = []
+    size = len(buf)
+    with memoryview(buf) as view:  # released before buf can be resized
+        while size - pos >= 4 and len(payloads) < limit:
+            low, high, chunk_seq = _unpack_hdr(buf, pos)
+            length = low | (high << 16)
+            end = pos + 4 + length
+            if (
+                length >= MAX_CHUNK
+                or length > max_payload
+                or chunk_seq != seq
+                or end > size
+                or length == 0
+                or buf[pos + 4] != 0
+            ):
+                break
+            start = pos + 4
+            payloads.append(view[start:end].tobytes())
+            pos = end
+            seq = (seq + 1) & 0xFF
+            if semi_sync and length >= 3 and buf[start + 1] == 0xEF and buf[start + 2] & 1:
+                break  # the primary may restart its ids after an event to ACK
+    return payloads, pos, seq
+
+
+# frame_events(buf, pos, seq, max_payload, semi_sync, limit): a run of whole
+# event packets in one call (see PacketFramer.next_events).
+_frame_events: Final[_FrameEvents] = getattr(speedups(), "frame_events", _frame_events_py)
 #: True when the single-chunk framing fast path runs in the compiled accelerator.
 ACCELERATED: Final = _frame_packet is not None
 
@@ -125,20 +156,19 @@ class PacketFramer:
         """
         self._alt_seq = seq
 
-    def next_events(self, semi_sync: bool) -> list[bytes]:
-        """With the accelerator: every whole binlog-event packet buffered, in order.
+    def next_events(self, semi_sync: bool, limit: int) -> list[bytes]:
+        """Up to ``limit`` whole binlog-event packets buffered, in order, in one go.
 
         Takes single-chunk packets with the expected sequence ids whose payload
         starts with the 0x00 status byte, and stops before anything else (and,
-        with ``semi_sync``, after an event that asks for an ACK). Returns an
-        empty list where it takes nothing, and always without the accelerator:
-        :meth:`next_packet` then frames, checks and reports packet by packet,
-        as it would have for these.
+        with ``semi_sync``, after an event that asks for an ACK). An empty list
+        means "nothing taken": :meth:`next_packet` frames, checks and reports
+        every other packet, as it would have for these.
         """
-        if _frame_events is None or self._parts or self._alt_seq != -1:
+        if self._parts or self._alt_seq != -1 or limit <= 0:
             return []
         payloads, pos, seq = _frame_events(
-            self._buf, self._pos, self._seq, self._max_payload, semi_sync
+            self._buf, self._pos, self._seq, self._max_payload, semi_sync, limit
         )
         if payloads:
             self._pos = pos

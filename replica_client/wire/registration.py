@@ -545,8 +545,8 @@ class RegistrationMachine:
         self._transition(Input.TLS_DONE)
         self._send_handshake_response()
 
-    def next_stream_events(self) -> list[bytes]:
-        """Payloads of the event packets buffered, taken in one go where possible.
+    def next_stream_events(self, limit: int) -> list[bytes]:
+        """Payloads of up to ``limit`` event packets buffered, taken in one go.
 
         What :meth:`next_stream_packet` would return for them, one by one (see
         :meth:`PacketFramer.next_events`); an empty list means "ask
@@ -554,7 +554,7 @@ class RegistrationMachine:
         """
         if self.state is not State.STREAMING:
             return []
-        return self._framer.next_events(self.semi_sync)
+        return self._framer.next_events(self.semi_sync, limit)
 
     def next_stream_packet(self) -> bytes | _End | None:
         """Process received packets; return the next binlog-stream payload.

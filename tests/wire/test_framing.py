@@ -169,12 +169,14 @@ def test_compiled_fast_path_matches_pure(
     assert compiled == pure
 
 
-def _drain(framer: PacketFramer, semi_sync: bool, batch: bool) -> list[object]:
+def _drain(
+    framer: PacketFramer, semi_sync: bool, batch: bool, limit: int = 1 << 30
+) -> list[object]:
     # What a binlog-stream reader takes: event payloads in order; after an event
     # that asks for a semi-sync ACK the primary may restart at id 1.
     got: list[object] = []
     while True:
-        taken = framer.next_events(semi_sync) if batch else []
+        taken = framer.next_events(semi_sync, limit) if batch else []
         if not taken:
             p = framer.next_packet()
             if p is None:
@@ -187,7 +189,12 @@ def _drain(framer: PacketFramer, semi_sync: bool, batch: bool) -> list[object]:
 
 
 def _stream_outcome(
-    data: bytes, cuts: list[int], max_payload: int, semi_sync: bool, batch: bool
+    data: bytes,
+    cuts: list[int],
+    max_payload: int,
+    semi_sync: bool,
+    batch: bool,
+    limit: int = 1 << 30,
 ) -> list[object]:
     framer = PacketFramer(max_payload=max_payload)
     got: list[object] = []
@@ -196,7 +203,7 @@ def _stream_outcome(
         for cut in [*sorted(cuts), len(data)]:
             framer.receive_data(data[prev:cut])
             prev = cut
-            got.extend(_drain(framer, semi_sync, batch))
+            got.extend(_drain(framer, semi_sync, batch, limit))
     except (PacketSequenceError, PacketTooLargeError) as exc:
         got.append((type(exc).__name__, str(exc)))
     got.append(framer.buffered)
@@ -217,6 +224,7 @@ _PACKET = st.tuples(
     st.integers(0, 300),
     st.booleans(),
     st.integers(-1, 11),
+    st.integers(1, 5),
 )
 def test_event_batches_match_packet_by_packet(
     packets: list[tuple[str, int, bool]],
@@ -224,9 +232,11 @@ def test_event_batches_match_packet_by_packet(
     max_payload: int,
     semi_sync: bool,
     bad_seq_at: int,
+    limit: int,
 ) -> None:
-    # next_events (the accelerator's batch framing, empty without it) followed by
-    # next_packet gives the same payloads, errors and leftovers as next_packet alone.
+    # next_events (batch framing, in the accelerator when built) followed by
+    # next_packet gives the same payloads, errors and leftovers as next_packet
+    # alone; and the accelerator's loop takes what the Python loop takes.
     chunks: list[bytes] = []
     seq = 0
     for i, (kind, size, restart) in enumerate(packets):
@@ -246,19 +256,22 @@ def test_event_batches_match_packet_by_packet(
             seq = 1
     data = b"".join(chunks)
     cuts = [c for c in cuts if c < len(data)]
-    batched = _stream_outcome(data, cuts, max_payload, semi_sync, batch=True)
+    batched = _stream_outcome(data, cuts, max_payload, semi_sync, batch=True, limit=limit)
     single = _stream_outcome(data, cuts, max_payload, semi_sync, batch=False)
     assert batched == single
+    buf = bytearray(data)
+    for pos in {0, *(c for c in cuts)}:
+        for seq in (0, 1, 5):
+            args = (buf, pos, seq, max_payload, semi_sync, limit)
+            assert framing._frame_events(*args) == framing._frame_events_py(*args)
 
 
 def test_event_batches_take_runs_of_events() -> None:
-    # With the accelerator, one call takes every whole event packet buffered.
+    # One call takes the whole event packets buffered, up to the limit.
     framer = PacketFramer()
     framer.receive_data(_encode([b"\x00a", b"\x00bb", b"\x00ccc", b"\xfe\x00\x00\x02\x00"]))
-    taken = framer.next_events(False)
-    if framing._frame_events is None:
-        assert taken == []
-    else:
-        assert taken == [b"\x00a", b"\x00bb", b"\x00ccc"]
-        assert framer.next_events(False) == []  # the EOF is next_packet's
-    assert framer.next_packet() == (b"\x00a" if not taken else b"\xfe\x00\x00\x02\x00")
+    assert framer.next_events(False, 2) == [b"\x00a", b"\x00bb"]
+    assert framer.next_events(False, 0) == []
+    assert framer.next_events(False, 9) == [b"\x00ccc"]
+    assert framer.next_events(False, 9) == []  # the EOF is next_packet's
+    assert framer.next_packet() == b"\xfe\x00\x00\x02\x00"
