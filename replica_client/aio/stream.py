@@ -56,6 +56,7 @@ __all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 _log = logging.getLogger("replica_client.aio")
 # A tuple, not ``A | B``: the union object would be built again on every event.
 _HEARTBEAT_CLASSES = (HeartbeatEvent, HeartbeatV2Event)
+_now = time.time
 
 
 @dataclasses.dataclass(slots=True)
@@ -90,17 +91,18 @@ class StreamMetrics:
 
     def _observe(self, item: StreamItem, event: Event | None, group_ended: bool) -> None:
         self.bytes += item.size
-        if isinstance(event, _HEARTBEAT_CLASSES):
-            self.heartbeats += 1
-            self.seconds_behind_primary = 0.0
-            return
-        if item.countable:
+        if item.countable:  # never a heartbeat
             self.events += 1
             if event is not None:
                 timestamp = event.header[0]
                 if timestamp:
                     self.last_event_timestamp = timestamp
-                    self.seconds_behind_primary = max(0.0, time.time() - timestamp)
+                    lag = _now() - timestamp
+                    self.seconds_behind_primary = lag if lag > 0.0 else 0.0
+        elif isinstance(event, _HEARTBEAT_CLASSES):
+            self.heartbeats += 1
+            self.seconds_behind_primary = 0.0
+            return
         if isinstance(event, RowsEvent) and not item.skipped:
             self.rows += len(getattr(event, "rows", ()))
         if group_ended:

@@ -170,6 +170,7 @@ _new_delete_rows: Final = constructor(DeleteRowsEvent)
 _new_rotate: Final = constructor(RotateEvent)
 _new_annotate: Final = constructor(AnnotateRowsEvent)
 _GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
+_TABLE_MAP: Final = int(EventType.TABLE_MAP_EVENT)
 _ID48_FLAGS: Final = struct.Struct("<IHH")  # table id (u48 as u32 + u16), flags u16
 _U64: Final = struct.Struct("<Q")
 
@@ -227,6 +228,8 @@ class EventDecoder:
     ) -> None:
         self.options = options if options is not None else DecoderOptions()
         self.fde: FormatDescriptionEvent | None = None
+        #: Post-header lengths looked up in the FDE (rows, TABLE_MAP), per type.
+        self._phl: dict[int, int] = {}
         self._checksum_alg: int = (
             int(checksum_alg) if checksum_alg is not None else BinlogChecksumAlg.UNDEF
         )
@@ -300,6 +303,7 @@ class EventDecoder:
     def reset(self) -> None:
         """Forget the FDE and table maps (a new connection or file set)."""
         self.fde = None
+        self._phl = {}
         self._tables.clear()
         self.header_len = EVENT_HEADER_LEN
         self.binlog_version = 4
@@ -487,6 +491,7 @@ class EventDecoder:
         self.binlog_version = version
         self.checksum_alg = BinlogChecksumAlg.UNDEF
         header = EventHeader(0, E.START_EVENT_V3, 0, 0, 0, 0)
+        self._phl = {}
         self.fde = FormatDescriptionEvent(
             header, version, "", 0, self.header_len, legacy_post_header_lengths(version), 255
         )
@@ -641,6 +646,7 @@ class EventDecoder:
             alg,
         )
         self.fde = fde
+        self._phl = {}
         self.checksum_alg = alg
         self.binlog_version = 4
         self.header_len = EVENT_HEADER_LEN
@@ -668,7 +674,9 @@ class EventDecoder:
     # -- rows ------------------------------------------------------------------------
 
     def _table_map(self, header: EventHeader, view: memoryview, pos: int, end: int) -> Event | None:
-        phl = self.post_header_len(E.TABLE_MAP_EVENT, 8)
+        phl = self._phl.get(_TABLE_MAP)
+        if phl is None:
+            phl = self._phl[_TABLE_MAP] = self.post_header_len(_TABLE_MAP, 8)
         # Key: the body after the table id, and what else decodes it differently.
         definition = bytes([self._mariadb | self._old_table_map << 1]) + view[pos + phl - 2 : end]
         decoder: RowDecoder | None = self._row_decoders.lookup(definition)
@@ -676,11 +684,11 @@ class EventDecoder:
             # Seen before (every transaction repeats its TABLE_MAPs): reuse the
             # decoded definition, only the header and the table id differ.
             table_id = u32(view, pos) if phl == 6 else u48(view, pos)
-            seen = decoder.table
-            if _TM_FAST and type(seen) is TableMapEvent:
-                tm = _new_table_map(header, table_id, *_tm_rest(seen))
+            rest = decoder.table_rest
+            if rest is not None:
+                tm = _new_table_map(header, table_id, *rest)
             else:
-                tm = replace(seen, header=header, table_id=table_id)
+                tm = replace(decoder.table, header=header, table_id=table_id)
             keep = True
         else:
             tm = decode_table_map(
@@ -688,6 +696,8 @@ class EventDecoder:
             )
             keep = self._filter is None or self._filter(tm.schema, tm.table)
             decoder = self._row_decoders.get(definition, tm) if keep else None
+            if decoder is not None and _TM_FAST and type(tm) is TableMapEvent:
+                decoder.table_rest = _tm_rest(tm)
         if (
             len(self._tables) >= self.options.table_map_cache_size
             and tm.table_id not in self._tables
@@ -703,7 +713,9 @@ class EventDecoder:
         self, header: EventHeader, view: memoryview, pos: int, end: int, *, v2: bool, kind: int
     ) -> Event | None:
         type_code = header.type_code
-        phl = self.post_header_len(type_code, 10 if v2 else 8)
+        phl = self._phl.get(type_code)
+        if phl is None:
+            phl = self._phl[type_code] = self.post_header_len(type_code, 10 if v2 else 8)
         if phl == 6:
             table_id = u32(view, pos)
             pos += 4

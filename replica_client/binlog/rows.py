@@ -30,10 +30,13 @@ __all__ = ["RowDecoder", "RowDecoderCache", "check_width"]
 class RowDecoder:
     """Decodes row images of one table definition; built once, used for every row."""
 
-    __slots__ = ("_all", "_null_len", "_plan", "ncols", "readers", "table")
+    __slots__ = ("_all", "_null_len", "_plan", "ncols", "readers", "table", "table_rest")
 
     def __init__(self, table: TableMapEvent) -> None:
         self.table = table
+        #: ``table``'s fields after (header, table_id), set by the decoder that
+        #: rebuilds repeated TABLE_MAPs from them.
+        self.table_rest: tuple[Any, ...] | None = None
         self.readers: tuple[ColumnReader, ...] = tuple(reader_for(c) for c in table.columns)
         self.ncols = len(self.readers)
         self._all = (1 << self.ncols) - 1
@@ -98,8 +101,10 @@ class RowDecoder:
         """All row images of a WRITE or DELETE event body."""
         if not present and pos < end:
             raise _no_columns(pos)
-        if self._plan is not None:
-            images, pos = self._plan.decode_rows(view, pos, end, present, self._null_bytes(present))
+        plan = self._plan
+        if plan is not None:
+            null_len = self._null_len if present == self._all else (present.bit_count() + 7) >> 3
+            images, pos = plan.decode_rows(view, pos, end, present, null_len)
             if pos != end:
                 raise MalformedEventError(
                     f"row images overrun the event by {pos - end} bytes", offset=end
