@@ -583,7 +583,7 @@ class ReplicaSession:
             assert isinstance(event, GtidEvent)
             t.in_group = True
             t.standalone = bool(event.flags2 & GtidEvent.FL_STANDALONE)
-            t.group_gtid = GtidTriple(event.domain_id, event.header.server_id, event.seq_no)
+            t.group_gtid = event.triple
             return
         if type_code in _MYSQL_GTID_CODES:
             return  # MySQL: BEGIN follows (or a DDL, which stands alone)

@@ -89,25 +89,6 @@ class StreamMetrics:
         """The counters as a plain dict (for logs and metric exporters)."""
         return dataclasses.asdict(self)
 
-    def _observe(self, item: StreamItem, event: Event | None, group_ended: bool) -> None:
-        self.bytes += item.size
-        if item.countable:  # never a heartbeat
-            self.events += 1
-            if event is not None:
-                timestamp = event.header[0]
-                if timestamp:
-                    self.last_event_timestamp = timestamp
-                    lag = _now() - timestamp
-                    self.seconds_behind_primary = lag if lag > 0.0 else 0.0
-        elif isinstance(event, _HEARTBEAT_CLASSES):
-            self.heartbeats += 1
-            self.seconds_behind_primary = 0.0
-            return
-        if isinstance(event, RowsEvent) and not item.skipped:
-            self.rows += len(getattr(event, "rows", ()))
-        if group_ended:
-            self.transactions += 1
-
 
 class BinlogStream:
     """The binlog of a primary as an async iterator of typed events.
@@ -274,7 +255,28 @@ class BinlogStream:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
         event = item.event
         cp = item.checkpoint
-        self.metrics._observe(item, event, cp is not None and self._group_gtid is not None)
+        # metrics (StreamMetrics._observe, inlined: this runs for every event)
+        m = self.metrics
+        m.bytes += item.size
+        if item.countable:  # never a heartbeat
+            m.events += 1
+            if event is not None:
+                timestamp = event.header[0]
+                if timestamp:
+                    m.last_event_timestamp = timestamp
+                    lag = _now() - timestamp
+                    m.seconds_behind_primary = lag if lag > 0.0 else 0.0
+        elif isinstance(event, _HEARTBEAT_CLASSES):
+            m.heartbeats += 1
+            m.seconds_behind_primary = 0.0
+        if isinstance(event, RowsEvent) and not item.skipped:
+            m.rows += len(getattr(event, "rows", ()))
+        if (
+            cp is not None
+            and self._group_gtid is not None
+            and not isinstance(event, _HEARTBEAT_CLASSES)
+        ):
+            m.transactions += 1
         if cp is not None:
             if cp is not self._cp:
                 self._apply(cp)

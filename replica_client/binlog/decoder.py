@@ -364,7 +364,7 @@ class EventDecoder:
             MalformedEventError: (and subclasses) the bytes are not a valid event.
             DecryptionError: an encrypted file without the right key.
         """
-        view = memoryview(data)
+        view = data if type(data) is memoryview else memoryview(data)
         mode = self._fast_mode
         if mode != _SLOW:
             header = _event_head(view, mode)  # type: ignore[misc]  # set whenever mode is
@@ -710,9 +710,9 @@ class EventDecoder:
         return tm if keep else None
 
     def _rows(
-        self, header: EventHeader, view: memoryview, pos: int, end: int, *, v2: bool, kind: int
+        self, header: EventHeader, view: memoryview, pos: int, end: int, v2: bool, kind: int
     ) -> Event | None:
-        type_code = header.type_code
+        type_code = header[1]
         phl = self._phl.get(type_code)
         if phl is None:
             phl = self._phl[type_code] = self.post_header_len(type_code, 10 if v2 else 8)
@@ -721,7 +721,8 @@ class EventDecoder:
             pos += 4
             flags = u16(view, pos)
         else:
-            need(view, pos, 8, "rows event post-header")
+            if pos + 8 > len(view):
+                need(view, pos, 8, "rows event post-header")  # raises
             lo, hi, flags = _ID48_FLAGS.unpack_from(view, pos)
             table_id = lo | hi << 32
             pos += 6
@@ -755,8 +756,9 @@ class EventDecoder:
             width, pos = read_packed_int(view, pos)
             check_width(width, table)
         nbytes = (width + 7) >> 3
-        need(view, pos, nbytes, "columns-present bitmap")
-        present = int.from_bytes(view[pos : pos + nbytes], "little")
+        if pos + nbytes > len(view):
+            need(view, pos, nbytes, "columns-present bitmap")  # raises
+        present = view[pos] if nbytes == 1 else int.from_bytes(view[pos : pos + nbytes], "little")
         pos += nbytes
         if kind >= _PRE_GA_WRITE:
             # PRE_GA rows (log_event_old.cc): one bitmap, raw record images.
@@ -1281,7 +1283,7 @@ def _rows_fn(v2: bool, kind: int) -> EventDecoderFn:
     def decode(
         d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
     ) -> Event | None:
-        return d._rows(h, view, pos, end, v2=v2, kind=kind)
+        return d._rows(h, view, pos, end, v2, kind)
 
     return decode
 

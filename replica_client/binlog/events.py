@@ -130,6 +130,8 @@ class Geometry(NamedTuple):
     wkb: bytes
 
 
+_new_tuple: Final = tuple.__new__
+
 # -- base -----------------------------------------------------------------------------
 
 
@@ -347,7 +349,8 @@ class GtidEvent(Event):
 
     @property
     def triple(self) -> GtidTriple:
-        return GtidTriple(self.domain_id, self.header.server_id, self.seq_no)
+        # tuple.__new__: the NamedTuple's generated __new__ is one more Python call
+        return _new_tuple(GtidTriple, (self.domain_id, self.header[2], self.seq_no))
 
     @property
     def gtid(self) -> str:
