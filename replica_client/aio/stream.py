@@ -45,7 +45,7 @@ from ..binlog.events import (
 )
 from ..changes import Change, ChangeBuilder
 from ..errors import ConnectionLostError, ReplicaTimeoutError, StateError
-from ..position import FilePos, Gtid, GtidTriple
+from ..position import FilePos, Gtid
 from ..session import Checkpoint, ReplicaSession, StreamItem
 from ..wire.registration import Flavor
 from .config import ReplicaConfig
@@ -107,7 +107,9 @@ class BinlogStream:
         self._start_pos: FilePos | None = start if isinstance(start, FilePos) else None
         self._start_gtid: Gtid = start if isinstance(start, Gtid) else Gtid("")
         self._since_checkpoint = 0
-        self._group_gtid: GtidTriple | None = None
+        # The GTID event of the transaction being delivered (its triple is only
+        # needed to check the re-sent transaction after a reconnect).
+        self._group_event: GtidEvent | None = None
         self._resolved_start: FilePos | Gtid | Any = None
         self._unacked: list[StreamItem] = []
         self._names: dict[tuple[str, str, int], tuple[str, ...] | None] = {}
@@ -273,7 +275,7 @@ class BinlogStream:
             m.rows += len(getattr(event, "rows", ()))
         if (
             cp is not None
-            and self._group_gtid is not None
+            and self._group_event is not None
             and not isinstance(event, _HEARTBEAT_CLASSES)
         ):
             m.transactions += 1
@@ -283,7 +285,7 @@ class BinlogStream:
         elif item.countable and not item.skipped:  # skipped ones were counted before
             self._since_checkpoint += 1
         if type(event) is GtidEvent:  # after the checkpoint before it was applied
-            self._group_gtid = event.triple
+            self._group_event = event
         if item.needs_ack:
             self._unacked.append(item)
             if self._config.ack_mode == "auto" or item.skipped:
@@ -316,7 +318,7 @@ class BinlogStream:
             return
         self._cp = cp
         self._since_checkpoint = 0
-        self._group_gtid = None
+        self._group_event = None
 
     def _send_acks(self) -> None:
         if not self._unacked or self._session is None or self._protocol is None:
@@ -375,7 +377,9 @@ class BinlogStream:
             event_types=cfg.event_types,
             gtid_state=self._gtid_state,
             resume_skip=skip,
-            resume_gtid=self._group_gtid if skip else None,
+            resume_gtid=(
+                self._group_event.triple if skip and self._group_event is not None else None
+            ),
         )
         ctx = cfg.ssl_context()
         protocol = ReplicaProtocol(

@@ -112,6 +112,8 @@ async def test_rotation_loop_and_tiny_binlogs(mariadb_primary_factory: PrimaryFa
             consumer = asyncio.create_task(consume(stream, delivery, "t", final))
             flusher = asyncio.create_task(asyncio.to_thread(flush_loop))
             await asyncio.to_thread(writer.run)
+            while flushes[0] <= 20:  # however fast the writer was: rotate on
+                await asyncio.sleep(0.02)
             stop.set()
             await flusher
             final.set_result(binlog_pos(srv))
