@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ..position import GtidTriple
 from .charsets import decoder_for_collation
-from .codec import need, read_packed_int, u8, u16, u32, u48, u64
+from .codec import need, read_packed_int, u8, u16, u32, u64
 from .compression import (
     MARIADB_COMPRESSED_TYPES,
     decompress_payload,
@@ -171,6 +171,9 @@ _new_rotate: Final = constructor(RotateEvent)
 _new_annotate: Final = constructor(AnnotateRowsEvent)
 _GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
 _TABLE_MAP: Final = int(EventType.TABLE_MAP_EVENT)
+_U48: Final = struct.Struct("<IH")
+_FL_GROUP_COMMIT_ID: Final = GtidEvent.FL_GROUP_COMMIT_ID
+_FL_XA: Final = GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA
 _ID48_FLAGS: Final = struct.Struct("<IHH")  # table id (u48 as u32 + u16), flags u16
 _U64: Final = struct.Struct("<Q")
 
@@ -683,7 +686,13 @@ class EventDecoder:
         if decoder is not None:
             # Seen before (every transaction repeats its TABLE_MAPs): reuse the
             # decoded definition, only the header and the table id differ.
-            table_id = u32(view, pos) if phl == 6 else u48(view, pos)
+            if phl == 6:
+                table_id = u32(view, pos)
+            else:
+                if pos + 6 > len(view):
+                    need(view, pos, 6, "u48")  # raises
+                lo, hi = _U48.unpack_from(view, pos)
+                table_id = lo | hi << 32
             rest = decoder.table_rest
             if rest is not None:
                 tm = _new_table_map(header, table_id, *rest)
@@ -1181,16 +1190,17 @@ def _mariadb_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, e
     # [flags_extra u8 | extra_engines u8 | sa_seq_no u64 | thread_id u32]
     # zero-padded to 19 bytes: a plain GTID reads flags_extra 0 from the padding
     # (MariaDB sql/log_event.cc Gtid_log_event::Gtid_log_event, ::write)
-    need(view, pos, 13, "GTID")
+    if pos + 13 > len(view):
+        need(view, pos, 13, "GTID")  # raises
     seq_no, domain_id, flags2 = _GTID_HEAD.unpack_from(view, pos)
     commit_id = None
-    if flags2 & GtidEvent.FL_GROUP_COMMIT_ID:
+    if flags2 & _FL_GROUP_COMMIT_ID:
         commit_id = u64(view, pos + 13)
         pos += 21
     else:
         pos += 13
     fmt = gtrid = bqual = None
-    if flags2 & (GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA):
+    if flags2 & _FL_XA:
         fmt = u32(view, pos)
         glen, blen = u8(view, pos + 4), u8(view, pos + 5)
         pos += 6
