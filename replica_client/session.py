@@ -418,6 +418,28 @@ class ReplicaSession:
             return END
         return self._event_item(payload)
 
+    def decode_framed(self, out: deque[StreamItem], limit: int) -> int:
+        """Decode up to ``limit`` events framed ahead into ``out``; return their bytes.
+
+        The same items, in the same order, as that many :meth:`next_item` calls
+        while framed events are buffered (it stops where :meth:`next_item`
+        has something else to do first).
+        """
+        framed = self._framed
+        if self._pending_inner:
+            return 0
+        size = 0
+        while framed and limit > 0:
+            payload = framed.popleft()
+            self._framed_bytes -= len(payload)
+            item = self._event_item(payload)
+            out.append(item)
+            size += item.size
+            if self._pending_inner:
+                break
+            limit -= 1
+        return size
+
     def frame_ahead(self, limit: int) -> None:
         """Frame up to ``limit`` more event packets of the received bytes, not decoding them.
 

@@ -197,7 +197,9 @@ class ReplicaProtocol(asyncio.Protocol):
         items = self._items
         try:
             session.frame_ahead(self._room())
-            for _ in range(_BATCH):
+            before = len(items)
+            self._bytes += session.decode_framed(items, _BATCH)
+            for _ in range(_BATCH - (len(items) - before)):
                 item = session.next_item()
                 if item is NEED_DATA:
                     break
@@ -208,6 +210,7 @@ class ReplicaProtocol(asyncio.Protocol):
                 self._bytes += item.size
         except ReplicaError as exc:
             self._session_failed = True
+            self._bytes = sum(item.size for item in items)  # what decode_framed added
             self.flush()
             self.abort(exc)
             return

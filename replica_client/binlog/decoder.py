@@ -718,10 +718,9 @@ class EventDecoder:
         self._tables[tm.table_id] = (tm, decoder)
         return tm if keep else None
 
-    def _rows(
-        self, header: EventHeader, view: memoryview, pos: int, end: int, v2: bool, kind: int
-    ) -> Event | None:
+    def _rows(self, header: EventHeader, view: memoryview, pos: int, end: int) -> Event | None:
         type_code = header[1]
+        v2, kind = _ROWS_KINDS[type_code]
         phl = self._phl.get(type_code)
         if phl is None:
             phl = self._phl[type_code] = self.post_header_len(type_code, 10 if v2 else 8)
@@ -1283,19 +1282,19 @@ def _xa_prepare(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end
     )
 
 
-def _table_map(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-) -> Event | None:
-    return d._table_map(h, view, pos, end)
-
-
-def _rows_fn(v2: bool, kind: int) -> EventDecoderFn:
-    def decode(
-        d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-    ) -> Event | None:
-        return d._rows(h, view, pos, end, v2, kind)
-
-    return decode
+#: Rows event type -> (v2 post-header with extra data, kind) for EventDecoder._rows.
+_ROWS_KINDS: Final[dict[int, tuple[bool, int]]] = {
+    E.WRITE_ROWS_EVENT_V1: (False, _WRITE),
+    E.UPDATE_ROWS_EVENT_V1: (False, _UPDATE),
+    E.DELETE_ROWS_EVENT_V1: (False, _DELETE),
+    E.WRITE_ROWS_EVENT: (True, _WRITE),
+    E.UPDATE_ROWS_EVENT: (True, _UPDATE),
+    E.DELETE_ROWS_EVENT: (True, _DELETE),
+    E.PARTIAL_UPDATE_ROWS_EVENT: (True, _PARTIAL),
+    E.PRE_GA_WRITE_ROWS_EVENT: (False, _PRE_GA_WRITE),
+    E.PRE_GA_UPDATE_ROWS_EVENT: (False, _PRE_GA_UPDATE),
+    E.PRE_GA_DELETE_ROWS_EVENT: (False, _PRE_GA_DELETE),
+}
 
 
 #: The one dispatch table: event type -> decoder of its body.
@@ -1310,13 +1309,13 @@ DECODERS: dict[int, EventDecoderFn] = {
     E.XID_EVENT: _xid,
     E.BEGIN_LOAD_QUERY_EVENT: _begin_load_query,
     E.EXECUTE_LOAD_QUERY_EVENT: _execute_load_query,
-    E.TABLE_MAP_EVENT: _table_map,
-    E.WRITE_ROWS_EVENT_V1: _rows_fn(False, _WRITE),
-    E.UPDATE_ROWS_EVENT_V1: _rows_fn(False, _UPDATE),
-    E.DELETE_ROWS_EVENT_V1: _rows_fn(False, _DELETE),
-    E.WRITE_ROWS_EVENT: _rows_fn(True, _WRITE),
-    E.UPDATE_ROWS_EVENT: _rows_fn(True, _UPDATE),
-    E.DELETE_ROWS_EVENT: _rows_fn(True, _DELETE),
+    E.TABLE_MAP_EVENT: EventDecoder._table_map,
+    E.WRITE_ROWS_EVENT_V1: EventDecoder._rows,
+    E.UPDATE_ROWS_EVENT_V1: EventDecoder._rows,
+    E.DELETE_ROWS_EVENT_V1: EventDecoder._rows,
+    E.WRITE_ROWS_EVENT: EventDecoder._rows,
+    E.UPDATE_ROWS_EVENT: EventDecoder._rows,
+    E.DELETE_ROWS_EVENT: EventDecoder._rows,
     E.HEARTBEAT_LOG_EVENT: _heartbeat,
     E.XA_PREPARE_LOG_EVENT: _xa_prepare,
     E.ANNOTATE_ROWS_EVENT: _annotate_rows,
@@ -1333,7 +1332,7 @@ DECODERS: dict[int, EventDecoderFn] = {
     E.TRANSACTION_CONTEXT_EVENT: decode_transaction_context,
     E.VIEW_CHANGE_EVENT: decode_view_change,
     E.HEARTBEAT_LOG_EVENT_V2: decode_heartbeat_v2,
-    E.PARTIAL_UPDATE_ROWS_EVENT: _rows_fn(True, _PARTIAL),
+    E.PARTIAL_UPDATE_ROWS_EVENT: EventDecoder._rows,
     # legacy (binlog v1/v3, pre-GA 5.1)
     E.START_EVENT_V3: decode_start_v3,
     E.LOAD_EVENT: decode_load,
@@ -1342,9 +1341,9 @@ DECODERS: dict[int, EventDecoderFn] = {
     E.CREATE_FILE_EVENT: decode_create_file,
     E.EXEC_LOAD_EVENT: decode_exec_load,
     E.DELETE_FILE_EVENT: decode_delete_file,
-    E.PRE_GA_WRITE_ROWS_EVENT: _rows_fn(False, _PRE_GA_WRITE),
-    E.PRE_GA_UPDATE_ROWS_EVENT: _rows_fn(False, _PRE_GA_UPDATE),
-    E.PRE_GA_DELETE_ROWS_EVENT: _rows_fn(False, _PRE_GA_DELETE),
+    E.PRE_GA_WRITE_ROWS_EVENT: EventDecoder._rows,
+    E.PRE_GA_UPDATE_ROWS_EVENT: EventDecoder._rows,
+    E.PRE_GA_DELETE_ROWS_EVENT: EventDecoder._rows,
 }
 # Decoded by EventDecoder itself (they need its state): TRANSACTION_PAYLOAD (inner
 # events), START_ENCRYPTION (switches decryption on), MariaDB compressed events.
