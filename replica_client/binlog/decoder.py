@@ -1295,6 +1295,10 @@ _ROWS_KINDS: Final[dict[int, tuple[bool, int]]] = {
     E.PRE_GA_UPDATE_ROWS_EVENT: (False, _PRE_GA_UPDATE),
     E.PRE_GA_DELETE_ROWS_EVENT: (False, _PRE_GA_DELETE),
 }
+# MariaDB's compressed rows events are decoded as their plain twins, under their own header.
+_ROWS_KINDS.update(
+    {c: _ROWS_KINDS[twin] for c, twin in MARIADB_COMPRESSED_TYPES.items() if twin in _ROWS_KINDS}
+)
 
 
 #: The one dispatch table: event type -> decoder of its body.
