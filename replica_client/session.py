@@ -102,6 +102,8 @@ _FDE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _GTID_LIST: Final = int(EventType.GTID_LIST_EVENT)
 _ARTIFICIAL: Final = int(EventFlag.ARTIFICIAL)
 _SYNC: Final = int(SemiSyncFlag.SYNC)
+# Events whose place in the binlog is not simply "ends at log_pos".
+_PLACE_SPECIAL: Final = _HEARTBEAT_CODES | {_ROTATE, _FDE}
 
 # What an event class means for transaction boundaries (``_group_update``),
 # worked out once per class with the isinstance tests below.
@@ -286,6 +288,7 @@ class ReplicaSession:
         "_machine",
         "_pending_inner",
         "_resume",
+        "_resume_skip",
         "_seen_since_start",
         "_semi",
         "_t",
@@ -316,6 +319,7 @@ class ReplicaSession:
         if isinstance(start, FilePos):
             self._t.file, self._t.pos = start.file, start.pos
         self._resume = _Resume(resume_skip, resume_gtid)
+        self._resume_skip = resume_skip
         self._seen_since_start = 0
         # A MariaDB GTID start: the primary sends the first file's header events,
         # then an artificial GTID_LIST where the requested GTID state begins. File
@@ -499,10 +503,12 @@ class ReplicaSession:
         # Where the event sits in the primary's binlog.
         file = t.file
         artificial = flags & _ARTIFICIAL
-        heartbeat = type_code in _HEARTBEAT_CODES
-        countable = not artificial and not heartbeat
-        if heartbeat:
+        countable = not artificial  # a real event of the binlog: not artificial, no heartbeat
+        if log_pos and type_code not in _PLACE_SPECIAL:
+            end = t.pos = log_pos  # the common case (the last branch but two, first)
+        elif type_code in _HEARTBEAT_CODES:
             end = start  # never written to the binlog; moves nothing
+            countable = False
         elif type_code == _ROTATE and isinstance(event, RotateEvent):
             end = log_pos or start + size
             t.file, t.pos = event.next_file, event.position
@@ -528,7 +534,7 @@ class ReplicaSession:
         if not t.in_group and t.file and not self._await_gtid_start:
             checkpoint = self._checkpoint()
         skipped = False
-        if countable and self._resume.skip:
+        if countable and self._resume_skip:
             skipped = self._skip(event)
         types = self._event_types
         return _new_item(
