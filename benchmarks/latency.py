@@ -139,14 +139,14 @@ async def _rc_acking(args: dict[str, Any], stop: asyncio.Event, ready: asyncio.E
         start="now",
         blocking=True,
         semi_sync="on",
+        heartbeat_period=0.2,
     ) as stream:
         ready.set()
-        iterator = aiter(stream)
-        while not stop.is_set():
-            try:
-                await asyncio.wait_for(anext(iterator), 0.2)
-            except TimeoutError:
-                continue
+        # A plain ``async for``, as an application consumes the stream; the
+        # heartbeats (every 0.2 s while idle) let it notice ``stop``.
+        async for _ in stream:
+            if stop.is_set():
+                break
 
 
 def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Event) -> None:
