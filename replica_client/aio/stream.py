@@ -115,6 +115,8 @@ class BinlogStream:
         self._names: dict[tuple[str, str, int], tuple[str, ...] | None] = {}
         self._closed = False
         self._ended = False
+        # No schema provider: buffered items can be handed out without awaiting.
+        self._plain = config.schema_provider is None
         self.reconnects = 0
         #: Counters: events, rows, bytes, transactions, reconnects, seconds behind.
         self.metrics = StreamMetrics()
@@ -178,12 +180,7 @@ class BinlogStream:
 
     async def __anext__(self) -> Event:
         protocol = self._protocol
-        if (
-            protocol is not None
-            and not self._closed
-            and not self._ended
-            and self._config.schema_provider is None
-        ):
+        if protocol is not None and self._plain and not self._closed and not self._ended:
             # Fast path: items already buffered are handed out without awaiting.
             while (item := protocol.take()) is not None:
                 self._pass(item)

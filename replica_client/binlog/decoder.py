@@ -253,6 +253,7 @@ class EventDecoder:
         self._decryptor: BinlogDecryptor | None = None
         self._keep_unknown = self.options.unknown_events == "keep"
         self._max_event_size = self.options.max_event_size
+        self._max_tables = self.options.table_map_cache_size
         self._verify_crc = self.options.verify_checksum
         self._refresh_fast()
 
@@ -707,10 +708,7 @@ class EventDecoder:
             decoder = self._row_decoders.get(definition, tm) if keep else None
             if decoder is not None and _TM_FAST and type(tm) is TableMapEvent:
                 decoder.table_rest = _tm_rest(tm)
-        if (
-            len(self._tables) >= self.options.table_map_cache_size
-            and tm.table_id not in self._tables
-        ):
+        if len(self._tables) >= self._max_tables and tm.table_id not in self._tables:
             raise LimitExceededError(
                 f"more than {self.options.table_map_cache_size} TABLE_MAPs in one statement "
                 "(raise table_map_cache_size)"
