@@ -522,8 +522,15 @@ class ReplicaSession:
             end = start
         else:
             end = t.pos = start + size  # MariaDB 11.4+: log_pos 0 inside transactions
-        if event is not None and _KINDS.get(type(event)) != _K_OTHER:
-            self._group_update(event, type_code)
+        if event is not None:
+            kind = _KINDS.get(type(event))
+            if kind == _K_OTHER:
+                pass
+            elif kind == _K_END:  # XID, XA PREPARE (_group_update's last case, inlined)
+                if t.in_group:
+                    self._end_group()
+            else:
+                self._group_update(event, type_code)
         if (
             self._await_gtid_start
             and artificial
