@@ -362,13 +362,16 @@ class ReplicaSession:
 
     @property
     def position(self) -> FilePos | None:
-        """Where the next event starts (as far as received, not delivered)."""
+        """Where the next event starts, after the last event next_item returned.
+
+        Events framed ahead (``frame_ahead``) and not decoded yet do not count.
+        """
         t = self._t
         return FilePos(t.file, t.pos) if t.file else None
 
     @property
     def gtid_state(self) -> Gtid:
-        """GTID state after the last transaction received (not delivered)."""
+        """GTID state after the last transaction next_item returned (not delivered)."""
         t = self._t
         state = t.gtid_cache
         if state is None:
