@@ -15,7 +15,8 @@ Usage (from the repository root)::
 2. **Semi-sync**: with ``rpl_semi_sync_master_enabled=ON`` every commit waits
    for a replica's ACK. The writer measures each commit's round trip while
    the ACKing replica is (a) ``replica_client`` (``semi_sync="on"``: decodes
-   every event, ACKs in ``auto`` mode) and (b) a bare client that only frames
+   every event, ACKs in ``auto`` mode, then in ``receipt`` mode) and (b) a
+   bare client that only frames
    packets and ACKs the ones the primary asks for. ``Rpl_semi_sync_master_no_tx``
    must not move: a commit that timed out waiting for its ACK would count there.
 
@@ -129,7 +130,9 @@ def _commit_latencies(dsn: dict[str, Any], first: int, count: int) -> list[float
     return [commit_ns / 1e6 for _, _, commit_ns in stamps]
 
 
-async def _rc_acking(args: dict[str, Any], stop: asyncio.Event, ready: asyncio.Event) -> None:
+async def _rc_acking(
+    args: dict[str, Any], stop: asyncio.Event, ready: asyncio.Event, ack_mode: str
+) -> None:
     async with connect(
         host=args["host"],
         port=args["port"],
@@ -139,6 +142,7 @@ async def _rc_acking(args: dict[str, Any], stop: asyncio.Event, ready: asyncio.E
         start="now",
         blocking=True,
         semi_sync="on",
+        ack_mode=ack_mode,
         heartbeat_period=0.2,
     ) as stream:
         ready.set()
@@ -250,21 +254,27 @@ def main(argv: list[str] | None = None) -> int:
         results["semi_sync_bare_ms"] = _stats(bare_ms)
         results["semi_sync_bare_status"] = _delta(before, after)
 
-        async def with_rc() -> tuple[list[float], dict[str, int]]:
+        async def with_rc(ack_mode: str, sid: int, base: int) -> tuple[list[float], dict[str, int]]:
             stop_rc, ready_rc = asyncio.Event(), asyncio.Event()
-            task = asyncio.create_task(_rc_acking({**args, "server_id": 203}, stop_rc, ready_rc))
+            task = asyncio.create_task(
+                _rc_acking({**args, "server_id": sid}, stop_rc, ready_rc, ack_mode)
+            )
             await asyncio.wait_for(ready_rc.wait(), 10)
             await asyncio.sleep(0.3)
             b = _semi_sync_status(srv)
-            ms = await asyncio.to_thread(_commit_latencies, dsn, 20_000, n)
+            ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
             a = _semi_sync_status(srv)
             stop_rc.set()
             await task
             return ms, _delta(b, a)
 
-        rc_ms, rc_status = asyncio.run(with_rc())
-        results["semi_sync_rc_ms"] = _stats(rc_ms)
-        results["semi_sync_rc_status"] = rc_status
+        for key, ack_mode, sid, base in (
+            ("semi_sync_rc", "auto", 203, 20_000),
+            ("semi_sync_rc_receipt", "receipt", 204, 40_000),
+        ):
+            rc_ms, rc_status = asyncio.run(with_rc(ack_mode, sid, base))
+            results[f"{key}_ms"] = _stats(rc_ms)
+            results[f"{key}_status"] = rc_status
         srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n))
     finally:
@@ -273,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     ratio99 = results["semi_sync_rc_ms"]["p99"] / results["semi_sync_bare_ms"]["p99"]
     results["semi_sync_ratio_p50"] = ratio
     results["semi_sync_ratio_p99"] = ratio99
+    receipt = results["semi_sync_rc_receipt_ms"]["p50"] / results["semi_sync_bare_ms"]["p50"]
+    receipt99 = results["semi_sync_rc_receipt_ms"]["p99"] / results["semi_sync_bare_ms"]["p99"]
+    results["semi_sync_receipt_ratio_p50"] = receipt
+    results["semi_sync_receipt_ratio_p99"] = receipt99
     lines = [
         "| measurement (ms) | p50 | p90 | p99 | max |",
         "|---|---:|---:|---:|---:|",
@@ -281,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         ("live_ms", "commit sent -> XID out of `async for` (replica_client)"),
         ("async_commit_ms", "commit, semi-sync off"),
         ("semi_sync_bare_ms", "commit, semi-sync, bare framing+ACK client"),
-        ("semi_sync_rc_ms", "commit, semi-sync, replica_client ACKing"),
+        ("semi_sync_rc_ms", "commit, semi-sync, replica_client ACKing (ack_mode auto)"),
+        ("semi_sync_rc_receipt_ms", "commit, semi-sync, replica_client ACKing (ack_mode receipt)"),
     ):
         s = results[key]
         lines.append(
@@ -289,11 +304,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     print("\n".join(lines))
     print(
-        f"\nsemi-sync commit latency, replica_client / bare: p50 {ratio:.2f}x, p99 {ratio99:.2f}x"
+        f"\nsemi-sync commit latency, replica_client / bare: ack_mode auto p50 {ratio:.2f}x, "
+        f"p99 {ratio99:.2f}x; ack_mode receipt p50 {receipt:.2f}x, p99 {receipt99:.2f}x"
     )
     print(
         f"semi-sync txns acknowledged/timed out: bare {results['semi_sync_bare_status']}, "
-        f"replica_client {results['semi_sync_rc_status']}"
+        f"replica_client auto {results['semi_sync_rc_status']}, "
+        f"receipt {results['semi_sync_rc_receipt_status']}"
     )
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=2))

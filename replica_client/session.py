@@ -273,10 +273,13 @@ class ReplicaSession:
         gtid_state: the GTID state at the start position, when known (resume).
         resume_skip: binlog events after the start already delivered earlier.
         resume_gtid: the GTID of the transaction those events belong to.
+        ack_on_receipt: queue the semi-sync ACK of a flagged event as soon as
+            it is decoded (``next_item``), not when the driver calls ``ack``.
         random_bytes: randomness for auth nonces (tests inject their own).
     """
 
     __slots__ = (
+        "_ack_on_receipt",
         "_await_gtid_start",
         "_decoder",
         "_decoder_options",
@@ -303,6 +306,7 @@ class ReplicaSession:
         gtid_state: Gtid | None = None,
         resume_skip: int = 0,
         resume_gtid: GtidTriple | None = None,
+        ack_on_receipt: bool = False,
         random_bytes: RandomBytes = os.urandom,
     ) -> None:
         self._machine = RegistrationMachine(settings, random_bytes=random_bytes)
@@ -320,6 +324,7 @@ class ReplicaSession:
             self._t.file, self._t.pos = start.file, start.pos
         self._resume = _Resume(resume_skip, resume_gtid)
         self._resume_skip = resume_skip
+        self._ack_on_receipt = ack_on_receipt
         self._seen_since_start = 0
         # A MariaDB GTID start: the primary sends the first file's header events,
         # then an artificial GTID_LIST where the requested GTID state begins. File
@@ -546,6 +551,8 @@ class ReplicaSession:
         skipped = False
         if countable and self._resume_skip:
             skipped = self._skip(event)
+        if needs_ack and self._ack_on_receipt:
+            self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
         types = self._event_types
         return _new_item(
             event,

@@ -36,8 +36,12 @@ SchemaProvider = Callable[[str, str], Awaitable[Sequence[str] | None]]
 #: a file position, a MariaDB GTID state, or a MySQL GTID set.
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
 #: "auto": ACK each flagged event when it is handed to the consumer;
-#: "manual": only when the consumer calls ``await stream.ack()``.
-AckMode = Literal["auto", "manual"]
+#: "manual": only when the consumer calls ``await stream.ack()``;
+#: "receipt": as soon as it is received, checked and decoded, before the
+#: consumer sees it (what a MariaDB replica's I/O thread does once its relay
+#: log has the event): the primary's commits wait least, but an acknowledged
+#: transaction is only in this process's memory until the consumer gets to it.
+AckMode = Literal["auto", "manual", "receipt"]
 
 _PACKET_OVERHEAD = 64  # status byte + semi-sync header, with room to spare
 
@@ -139,8 +143,10 @@ class ReplicaConfig:
             raise ConfigError(f"invalid port {self.port}")
         if self.tls not in TLS_MODES:
             raise ConfigError(f"invalid tls mode {self.tls!r}")
-        if self.ack_mode not in ("auto", "manual"):
-            raise ConfigError(f"ack_mode must be 'auto' or 'manual', not {self.ack_mode!r}")
+        if self.ack_mode not in ("auto", "manual", "receipt"):
+            raise ConfigError(
+                f"ack_mode must be 'auto', 'manual' or 'receipt', not {self.ack_mode!r}"
+            )
         if self.max_buffered_events < 4 or self.max_buffered_bytes < 1024:
             raise ConfigError("max_buffered_events must be >= 4 and max_buffered_bytes >= 1024")
         if self.connect_timeout <= 0:

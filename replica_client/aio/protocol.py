@@ -40,8 +40,11 @@ class ReplicaProtocol(asyncio.Protocol):
         high_events: int = 1024,
         high_bytes: int = 64 << 20,
         stall_timeout: float | None = None,
+        eager: bool = False,
     ) -> None:
         self._session = session
+        # Decode everything as it arrives (ACK on receipt), not when the consumer asks.
+        self._eager = eager
         self._address = address
         self._ssl_context = ssl_context
         self._server_hostname = server_hostname
@@ -79,7 +82,9 @@ class ReplicaProtocol(asyncio.Protocol):
         self._last_rx = self._loop.time()
         session = self._session
         session.receive_data(data)
-        if self._waiter is not None or not session.streaming or not self.registered.done():
+        if self._eager:
+            self._pump(self._high_events)  # ACKs go out as events are decoded
+        elif self._waiter is not None or not session.streaming or not self.registered.done():
             self._pump()  # someone waits (or the handshake goes on): decode now
         else:
             session.frame_ahead(self._room())  # decoded when the consumer asks
@@ -157,8 +162,11 @@ class ReplicaProtocol(asyncio.Protocol):
                 self._last_rx = self._loop.time()
                 if self._transport is not None and not self._transport.is_closing():
                     self._transport.resume_reading()
-                    session.frame_ahead(self._room())  # bytes may already be buffered
-                    self._check_pause()
+                    if self._eager:
+                        self._pump(self._high_events)  # ACK what was held back
+                    else:
+                        session.frame_ahead(self._room())  # bytes may already be buffered
+                        self._check_pause()
         return item
 
     def close(self) -> None:
@@ -191,15 +199,15 @@ class ReplicaProtocol(asyncio.Protocol):
         if held >= self._high_events or self._bytes + session.buffered_bytes >= self._high_bytes:
             self._pause()
 
-    def _pump(self) -> None:
-        """Decode up to a batch of events (and handle what is not an event)."""
+    def _pump(self, limit: int = _BATCH) -> None:
+        """Decode up to ``limit`` events (and handle what is not an event)."""
         session = self._session
         items = self._items
         try:
             session.frame_ahead(self._room())
             before = len(items)
-            self._bytes += session.decode_framed(items, _BATCH)
-            for _ in range(_BATCH - (len(items) - before)):
+            self._bytes += session.decode_framed(items, limit)
+            for _ in range(limit - (len(items) - before)):
                 item = session.next_item()
                 if item is NEED_DATA:
                     break

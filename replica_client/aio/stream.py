@@ -204,7 +204,9 @@ class BinlogStream:
             StateError: the stream is not in manual ACK mode.
         """
         if self._config.ack_mode != "manual":
-            raise StateError("ack() is only for ack_mode='manual'; auto mode ACKs by itself")
+            raise StateError(
+                "ack() is only for ack_mode='manual'; 'auto' and 'receipt' ACK by themselves"
+            )
         self._send_acks()
 
     async def aclose(self) -> None:
@@ -284,8 +286,11 @@ class BinlogStream:
         if type(event) is GtidEvent:  # after the checkpoint before it was applied
             self._group_event = event
         if item.needs_ack:
+            mode = self._config.ack_mode
+            if mode == "receipt":
+                return  # the session ACKed it when it was decoded
             self._unacked.append(item)
-            if self._config.ack_mode == "auto" or item.skipped:
+            if mode == "auto" or item.skipped:
                 self._send_acks()
 
     @property
@@ -377,6 +382,7 @@ class BinlogStream:
             resume_gtid=(
                 self._group_event.triple if skip and self._group_event is not None else None
             ),
+            ack_on_receipt=cfg.ack_mode == "receipt",
         )
         ctx = cfg.ssl_context()
         protocol = ReplicaProtocol(
@@ -387,6 +393,7 @@ class BinlogStream:
             high_events=cfg.max_buffered_events,
             high_bytes=cfg.max_buffered_bytes,
             stall_timeout=2 * cfg.heartbeat_period if cfg.heartbeat_period > 0 else None,
+            eager=cfg.ack_mode == "receipt",
         )
         try:
             async with asyncio.timeout(cfg.connect_timeout):

@@ -23,6 +23,7 @@ from replica_client.binlog.events import (
 from replica_client.errors import (
     AuthenticationError,
     BinlogPositionError,
+    ConfigError,
     ConnectionLostError,
     ReplicaTimeoutError,
     StateError,
@@ -366,6 +367,31 @@ async def test_semi_sync_auto_and_manual_acks() -> None:
         assert positions == [int.from_bytes(events[i][13:17], "little") for i in sorted(xids)]
 
 
+async def test_semi_sync_receipt_acks_before_the_consumer_takes_events() -> None:
+    b = _binlog(3)
+    events = [fake_rotate(b.file), *b.events]
+    xids = {i for i, ev in enumerate(events) if ev[4] == 16}
+    primary = FakePrimary(events=events, semi_sync=True, ack_flags=xids, end="hold")
+    server = await serve(lambda i, p=primary: p)  # type: ignore[misc]
+    cfg = _cfg(server, blocking=True, semi_sync="auto", ack_mode="receipt")
+    async with server.server, rca.connect(cfg) as stream:  # type: ignore[union-attr]
+        assert stream.semi_sync
+        async with asyncio.timeout(5):
+            while len(primary.acks) < len(xids):  # nothing taken from the stream yet
+                await asyncio.sleep(0.01)
+        taken = 0
+        async for ev in stream:
+            if isinstance(ev, XidEvent):
+                taken += 1
+                if taken == 3:
+                    break
+        with pytest.raises(StateError):
+            await stream.ack()
+    # each flagged event ACKed once, on receipt, not again when handed out
+    positions = [int.from_bytes(a[1:9], "little") for a in primary.acks]
+    assert positions == [int.from_bytes(events[i][13:17], "little") for i in sorted(xids)]
+
+
 async def test_table_filter_and_event_types() -> None:
     b = _binlog(2)
     server = await serve(lambda i: FakePrimary(binlog=b))
@@ -390,3 +416,14 @@ def test_config_hides_password() -> None:
     cfg = rca.ReplicaConfig(user="repl", server_id=4, password="hunter2")
     assert "hunter2" not in repr(cfg)
     assert "hunter2" not in repr(cfg.registration_settings())
+
+
+@pytest.mark.parametrize("mode", ["auto", "manual", "receipt"])
+def test_ack_modes_accepted(mode: str) -> None:
+    cfg = rca.ReplicaConfig(user="u", server_id=9, ack_mode=mode)  # type: ignore[arg-type]
+    assert cfg.ack_mode == mode
+
+
+def test_unknown_ack_mode_refused() -> None:
+    with pytest.raises(ConfigError, match="ack_mode must be 'auto', 'manual' or 'receipt'"):
+        rca.ReplicaConfig(user="u", server_id=9, ack_mode="later")  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pymysql
+import pytest
 
 import replica_client as rc
 from replica_client.binlog.events import XidEvent
@@ -34,13 +35,15 @@ def _commit_many(server: MariaDBServer, n: int) -> None:
         conn.close()
 
 
-async def test_semi_sync_thousand_commits(mariadb_primary: MariaDBServer) -> None:
+@pytest.mark.parametrize("ack_mode", ["auto", "receipt"])
+async def test_semi_sync_thousand_commits(mariadb_primary: MariaDBServer, ack_mode: str) -> None:
     srv = mariadb_primary
     repl_user(srv)
     assert srv.sql("SELECT @@GLOBAL.rpl_semi_sync_master_enabled")[0][0] == 1
     srv.sql("CREATE DATABASE IF NOT EXISTS rc_semisync")
     srv.sql("CREATE TABLE IF NOT EXISTS rc_semisync.t (id INT AUTO_INCREMENT PRIMARY KEY, n INT)")
-    async with rc.connect(config_for(srv, start="now", semi_sync="on")) as stream:
+    cfg = config_for(srv, start="now", semi_sync="on", ack_mode=ack_mode)
+    async with rc.connect(cfg) as stream:
         assert stream.semi_sync
         async with asyncio.timeout(10):
             while _status(srv, "Rpl_semi_sync_master_clients") != 1:
