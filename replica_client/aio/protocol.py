@@ -207,7 +207,10 @@ class ReplicaProtocol(asyncio.Protocol):
             session.frame_ahead(self._room())
             before = len(items)
             self._bytes += session.decode_framed(items, limit)
-            for _ in range(limit - (len(items) - before)):
+            # then packet by packet (what is not a framed event), within the limit
+            # and without holding more than high_events undelivered events
+            more = min(limit - (len(items) - before), self._room())
+            for _ in range(more):
                 item = session.next_item()
                 if item is NEED_DATA:
                     break
