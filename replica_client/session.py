@@ -117,6 +117,10 @@ _KINDS: dict[type[Event], int] = {}
 
 
 def _kind_of(cls: type[Event]) -> int:
+    """What ``cls`` means for transaction boundaries (per event: ``_KINDS.get`` first)."""
+    kind = _KINDS.get(cls)
+    if kind is not None:
+        return kind
     if issubclass(cls, GtidEvent):
         kind = _K_GTID
     elif issubclass(cls, GtidListEvent):
@@ -242,13 +246,6 @@ class StreamItem:
 _new_item: Final = constructor(StreamItem)
 
 
-@dataclass(frozen=True, slots=True)
-class _Resume:
-    skip: int = 0
-    #: GTID of the interrupted transaction, checked against the re-sent one.
-    gtid: GtidTriple | None = None
-
-
 @dataclass(slots=True)
 class _Tracker:
     """Position and transaction-boundary tracking."""
@@ -290,7 +287,7 @@ class ReplicaSession:
         "_last_checkpoint",
         "_machine",
         "_pending_inner",
-        "_resume",
+        "_resume_gtid",
         "_resume_skip",
         "_seen_since_start",
         "_semi",
@@ -322,8 +319,9 @@ class ReplicaSession:
             self._t.gtid_cache = gtid_state
         if isinstance(start, FilePos):
             self._t.file, self._t.pos = start.file, start.pos
-        self._resume = _Resume(resume_skip, resume_gtid)
         self._resume_skip = resume_skip
+        #: GTID of the interrupted transaction, checked against the re-sent one.
+        self._resume_gtid = resume_gtid
         self._ack_on_receipt = ack_on_receipt
         self._seen_since_start = 0
         # A MariaDB GTID start: the primary sends the first file's header events,
@@ -532,13 +530,10 @@ class ReplicaSession:
             end = t.pos = start + size  # MariaDB 11.4+: log_pos 0 inside transactions
         if event is not None:
             kind = _KINDS.get(type(event))
-            if kind == _K_OTHER:
-                pass
-            elif kind == _K_END:  # XID, XA PREPARE (_group_update's last case, inlined)
-                if t.in_group:
-                    self._end_group()
-            else:
-                self._group_update(event, type_code)
+            if kind is None:
+                kind = _kind_of(type(event))
+            if kind != _K_OTHER:
+                self._group_update(event, type_code, kind)
         if (
             self._await_gtid_start
             and artificial
@@ -570,7 +565,7 @@ class ReplicaSession:
     def _inner_item(self, event: Event) -> StreamItem:
         # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
         t = self._t
-        self._group_update(event, event.type_code)
+        self._group_update(event, event.type_code, _kind_of(type(event)))
         checkpoint = None if t.in_group else self._checkpoint()
         return StreamItem(
             event,
@@ -586,16 +581,16 @@ class ReplicaSession:
     def _skip(self, event: Event | None) -> bool:
         """Resuming: whether this countable event was delivered before the reconnect."""
         self._seen_since_start += 1
-        if self._seen_since_start > self._resume.skip:
+        if self._seen_since_start > self._resume_skip:
             return False
         if (
             isinstance(event, GtidEvent)
-            and self._resume.gtid is not None
-            and event.triple != self._resume.gtid
+            and self._resume_gtid is not None
+            and event.triple != self._resume_gtid
         ):
             raise ProtocolError(
                 f"after reconnecting, the primary re-sent transaction {event.gtid} "
-                f"where {self._resume.gtid} was expected; its binlog changed"
+                f"where {self._resume_gtid} was expected; its binlog changed"
             )
         return True
 
@@ -617,12 +612,14 @@ class ReplicaSession:
         last = self._last_checkpoint = Checkpoint._at(t.file, t.pos, t.gtids, t.gtid_cache)
         return last
 
-    def _group_update(self, event: Event, type_code: int) -> None:
+    def _group_update(self, event: Event, type_code: int, kind: int) -> None:
+        """Transaction boundaries: ``kind`` is what ``type(event)`` means for them."""
         t = self._t
-        kind = _KINDS.get(type(event))
-        if kind is None:
-            kind = _kind_of(type(event))
         if kind == _K_OTHER:
+            return
+        if kind == _K_END:  # XID, XA PREPARE (most frequent first)
+            if t.in_group:
+                self._end_group()
             return
         if kind == _K_GTID:
             assert isinstance(event, GtidEvent)
@@ -654,9 +651,6 @@ class ReplicaSession:
                 return  # a statement outside a group is its own boundary
             if t.standalone or query.startswith(_GROUP_END_QUERIES):
                 self._end_group()
-            return
-        if t.in_group and kind == _K_END:
-            self._end_group()
 
     def _end_group(self) -> None:
         t = self._t

@@ -15,6 +15,7 @@ __all__ = [
     "U8",
     "U16",
     "U32",
+    "U48",
     "U64",
     "need",
     "read_cstring",
@@ -33,7 +34,7 @@ U16: Final = struct.Struct("<H")
 U32: Final = struct.Struct("<I")
 U64: Final = struct.Struct("<Q")
 _U24: Final = struct.Struct("<HB")
-_U48: Final = struct.Struct("<IH")
+U48: Final = struct.Struct("<IH")  # a u48 read as u32 + u16
 
 
 def need(view: memoryview, pos: int, n: int, what: str) -> None:
@@ -67,7 +68,7 @@ def u32(view: memoryview, pos: int) -> int:
 
 def u48(view: memoryview, pos: int) -> int:
     need(view, pos, 6, "u48")
-    lo, hi = _U48.unpack_from(view, pos)
+    lo, hi = U48.unpack_from(view, pos)
     return int(lo | (hi << 32))
 
 

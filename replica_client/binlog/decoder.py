@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ..position import GtidTriple
 from .charsets import decoder_for_collation
-from .codec import need, read_packed_int, u8, u16, u32, u64
+from .codec import U48, U64, need, read_packed_int, u8, u16, u32, u64
 from .compression import (
     MARIADB_COMPRESSED_TYPES,
     decompress_payload,
@@ -171,11 +171,9 @@ _new_rotate: Final = constructor(RotateEvent)
 _new_annotate: Final = constructor(AnnotateRowsEvent)
 _GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
 _TABLE_MAP: Final = int(EventType.TABLE_MAP_EVENT)
-_U48: Final = struct.Struct("<IH")
 _FL_GROUP_COMMIT_ID: Final = GtidEvent.FL_GROUP_COMMIT_ID
 _FL_XA: Final = GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA
 _ID48_FLAGS: Final = struct.Struct("<IHH")  # table id (u48 as u32 + u16), flags u16
-_U64: Final = struct.Struct("<Q")
 
 # Malformed bytes surface as these from struct/slicing/int/str helpers; the
 # decode boundary turns them into MalformedEventError with context.
@@ -306,8 +304,7 @@ class EventDecoder:
 
     def reset(self) -> None:
         """Forget the FDE and table maps (a new connection or file set)."""
-        self.fde = None
-        self._phl = {}
+        self._set_fde(None)
         self._tables.clear()
         self.header_len = EVENT_HEADER_LEN
         self.binlog_version = 4
@@ -331,14 +328,16 @@ class EventDecoder:
         self._in_file = True
         self._refresh_fast()
 
+    def _set_fde(self, fde: FormatDescriptionEvent | None) -> None:
+        self.fde = fde
+        self._phl = {}  # post-header lengths are the FDE's
+
     def post_header_len(self, type_code: int, default: int) -> int:
         """Post-header length of ``type_code`` from the current FDE (or ``default``)."""
         fde = self.fde
         if fde is None:
             return default
-        lengths = fde.post_header_lengths
-        idx = type_code - 1
-        n = lengths[idx] if 0 <= idx < len(lengths) else 0
+        n = fde.post_header_len(type_code)
         return n if n else default
 
     def table(self, table_id: int) -> TableMapEvent | None:
@@ -370,24 +369,37 @@ class EventDecoder:
         """
         view = data if type(data) is memoryview else memoryview(data)
         mode = self._fast_mode
-        if mode != _SLOW:
-            header = _event_head(view, mode)  # type: ignore[misc]  # set whenever mode is
-            if header is not None and header[3] <= self._max_event_size:
-                self.last_header = header
-                type_code = header[1]
-                end = header[3] - CHECKSUM_LEN if mode else header[3]
-                try:
-                    fn = DECODERS.get(type_code)
-                    if fn is not None:
-                        return fn(self, header, view, EVENT_HEADER_LEN, end)
-                    return self._body(header, view, EVENT_HEADER_LEN, end, position)
-                except MalformedEventError as exc:
-                    raise exc.with_context(event_type=type_code, position=position) from None
-                except _DECODE_ERRORS as exc:
-                    raise _malformed(type_code, position, exc) from exc
-        return self._decode_slow(view, position)
+        header = _event_head(view, mode) if mode != _SLOW else None  # type: ignore[misc]
+        if header is not None and header[3] <= self._max_event_size:
+            hlen = EVENT_HEADER_LEN
+            end = header[3] - CHECKSUM_LEN if mode else header[3]  # size and CRC32 checked
+        else:
+            header, view, hlen = self._checked_header(view, position)
+            end = -1  # checked below
+        self.last_header = header
+        type_code = header[1]
+        try:
+            if end < 0:
+                if type_code == _FDE_CODE and hlen == EVENT_HEADER_LEN:
+                    return self._format_description(header, view)
+                end = self._checked_end(view, header, hlen, position)
+            fn = DECODERS.get(type_code)
+            if fn is not None:
+                return fn(self, header, view, hlen, end)
+            return self._body(header, view, hlen, end, position)
+        except MalformedEventError as exc:
+            raise exc.with_context(event_type=type_code, position=position) from None
+        except _DECODE_ERRORS as exc:
+            raise _malformed(type_code, position, exc) from exc
 
-    def _decode_slow(self, view: memoryview, position: int | None) -> Event | None:
+    def _checked_header(
+        self, view: memoryview, position: int | None
+    ) -> tuple[EventHeader, memoryview, int]:
+        """The Python path's header: every check, decryption and legacy format.
+
+        Returns the header (type code and log_pos as the format means them), the
+        event's bytes (decrypted) and the header length.
+        """
         size = len(view)
         if self._file_start:
             self._detect_version(view, size, position)
@@ -421,25 +433,20 @@ class EventDecoder:
         if self.binlog_version == 3 and header.log_pos and type_code < E.FORMAT_DESCRIPTION_EVENT:
             # v3 (4.0) headers hold the start position; the server reads the end.
             header = header._replace(log_pos=header.log_pos + size)
-        self.last_header = header
-        try:
-            if type_code == _FDE_CODE and hlen == EVENT_HEADER_LEN:
-                return self._format_description(header, view)
-            end = size
-            if self.checksum_alg == _CRC32:
-                end -= CHECKSUM_LEN
-                if end < hlen:
-                    raise MalformedEventError("event too short for its checksum")
-                if self._verify_crc and zlib.crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
-                    self._verify(view, end, header, position)  # raises
-            fn = DECODERS.get(type_code)
-            if fn is not None:
-                return fn(self, header, view, hlen, end)
-            return self._body(header, view, hlen, end, position)
-        except MalformedEventError as exc:
-            raise exc.with_context(event_type=type_code, position=position) from None
-        except _DECODE_ERRORS as exc:
-            raise _malformed(type_code, position, exc) from exc
+        return header, view, hlen
+
+    def _checked_end(
+        self, view: memoryview, header: EventHeader, hlen: int, position: int | None
+    ) -> int:
+        """Where the body ends: before the CRC32 trailer, verified, if there is one."""
+        end = len(view)
+        if self.checksum_alg == _CRC32:
+            end -= CHECKSUM_LEN
+            if end < hlen:
+                raise MalformedEventError("event too short for its checksum")
+            if self._verify_crc and zlib.crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
+                self._verify(view, end, header, position)  # raises
+        return end
 
     def _body(
         self, header: EventHeader, view: memoryview, pos: int, end: int, position: int | None
@@ -495,9 +502,10 @@ class EventDecoder:
         self.binlog_version = version
         self.checksum_alg = BinlogChecksumAlg.UNDEF
         header = EventHeader(0, E.START_EVENT_V3, 0, 0, 0, 0)
-        self._phl = {}
-        self.fde = FormatDescriptionEvent(
-            header, version, "", 0, self.header_len, legacy_post_header_lengths(version), 255
+        self._set_fde(
+            FormatDescriptionEvent(
+                header, version, "", 0, self.header_len, legacy_post_header_lengths(version), 255
+            )
         )
         self._mariadb = False
         self._old_table_map = True
@@ -649,8 +657,7 @@ class EventDecoder:
             lengths,
             alg,
         )
-        self.fde = fde
-        self._phl = {}
+        self._set_fde(fde)
         self.checksum_alg = alg
         self.binlog_version = 4
         self.header_len = EVENT_HEADER_LEN
@@ -692,7 +699,7 @@ class EventDecoder:
             else:
                 if pos + 6 > len(view):
                     need(view, pos, 6, "u48")  # raises
-                lo, hi = _U48.unpack_from(view, pos)
+                lo, hi = U48.unpack_from(view, pos)
                 table_id = lo | hi << 32
             rest = decoder.table_rest
             if rest is not None:
@@ -934,7 +941,7 @@ def _heartbeat(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end:
 def _xid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
     if pos + 8 > len(view):
         need(view, pos, 8, "u64")  # raises
-    return _new_xid(h, _U64.unpack_from(view, pos)[0])
+    return _new_xid(h, U64.unpack_from(view, pos)[0])
 
 
 def _intvar(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:

@@ -101,10 +101,8 @@ class RowDecoder:
         """All row images of a WRITE or DELETE event body."""
         if not present and pos < end:
             raise _no_columns(pos)
-        plan = self._plan
-        if plan is not None:
-            null_len = self._null_len if present == self._all else (present.bit_count() + 7) >> 3
-            images, pos = plan.decode_rows(view, pos, end, present, null_len)
+        if self._plan is not None:
+            images, pos = self._plan.decode_rows(view, pos, end, present, self._null_bytes(present))
             if pos != end:
                 raise MalformedEventError(
                     f"row images overrun the event by {pos - end} bytes", offset=end
