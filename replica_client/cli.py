@@ -32,15 +32,17 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote
 
 from . import __version__
 from .binlog.events import Event, RowsEvent
 from .changes import Change, ChangeBuilder, iter_changes
+from .config import format_address, parse_address
+from .dsn import dsn_secrets, split_dsn
 from .errors import ConfigError, ReplicaError
 from .files import open_binlog
 from .jsonvalues import change_envelope, json_value
-from .position import FilePos, Gtid
+from .position import FilePos, Gtid, parse_gtid_state
 
 __all__ = ["main"]
 
@@ -54,7 +56,13 @@ _log = logging.getLogger("replica_client.cli")
 def _connection_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("connection")
     g.add_argument("dsn", nargs="?", help="mariadb://user:pass@host:port (instead of the options)")
-    g.add_argument("--host", default=None, help="primary host (default 127.0.0.1)")
+    g.add_argument(
+        "--host",
+        action="append",
+        default=None,
+        help="primary host (default 127.0.0.1); give it more than once (h1 --host h2:3307) "
+        "to fail over to the next writable primary by GTID",
+    )
     g.add_argument("--port", type=int, default=None, help="primary port (default 3306)")
     g.add_argument("--socket", default=None, help="unix socket path instead of host/port")
     g.add_argument("--user", default=None, help="replication user (default root)")
@@ -138,21 +146,27 @@ def _connection(ns: argparse.Namespace) -> dict[str, Any]:
     """Connection keyword arguments for rc.connect from options, DSN and environment."""
     opts: dict[str, Any] = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
     if ns.dsn:
-        u = urlsplit(ns.dsn)
-        if u.scheme not in ("mariadb", "mysql"):
-            raise ConfigError("the DSN must look like mariadb://user:pass@host:port")
-        if u.hostname:
-            opts["host"] = u.hostname
-        if u.port:
-            opts["port"] = u.port
-        if u.username:
-            opts["user"] = unquote(u.username)
-        if u.password is not None:
-            opts["password"] = unquote(u.password)
-    for key in ("host", "port", "user"):
+        try:
+            dsn = split_dsn(ns.dsn)
+        except ValueError:
+            raise ConfigError("the DSN must look like mariadb://user:pass@host:port") from None
+        for key, value in (("host", dsn.host), ("port", dsn.port), ("user", dsn.user)):
+            if value:
+                opts[key] = value
+        if dsn.password is not None:
+            opts["password"] = dsn.password
+        if len(dsn.hosts) > 1:
+            opts["hosts"] = dsn.hosts
+    for key in ("port", "user"):
         value = getattr(ns, key)
         if value is not None:
             opts[key] = value
+    if ns.host:
+        addresses = [parse_address(h, opts["port"]) for h in ns.host]
+        opts["host"], opts["port"] = addresses[0]
+        opts.pop("hosts", None)
+        if len(addresses) > 1:
+            opts["hosts"] = tuple(format_address(h, p) for h, p in addresses)
     if ns.password is not None:
         opts["password"] = ns.password
     elif PASSWORD_ENV in os.environ:
@@ -268,7 +282,7 @@ def _describe(event: Event, pos: FilePos | None) -> str:
 
 def _start(ns: argparse.Namespace) -> Any:
     if ns.from_gtid:
-        return Gtid(ns.from_gtid)
+        return parse_gtid_state(ns.from_gtid)
     if ns.from_file:
         return FilePos(ns.from_file, ns.from_pos)
     if ns.from_now:
@@ -290,7 +304,7 @@ async def _tail(ns: argparse.Namespace) -> int:
     resume: tuple[Any, Any] = (None, None)
     _log.info(
         "tailing %s as user %s, server_id %s, from %s",
-        opts.get("unix_socket") or f"{opts['host']}:{opts['port']}",
+        opts.get("unix_socket") or format_address(opts["host"], opts["port"]),
         opts["user"],
         opts["server_id"],
         start,
@@ -413,8 +427,7 @@ def _redact(text: str, ns: argparse.Namespace) -> str:
     secrets = [getattr(ns, "password", None), os.environ.get(PASSWORD_ENV)]
     dsn = getattr(ns, "dsn", None)
     if dsn:
-        with contextlib.suppress(ValueError):
-            secrets.append(urlsplit(dsn).password)
+        secrets.extend(dsn_secrets(dsn))
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")

@@ -1,12 +1,17 @@
-"""pytest plugin (``pytest11`` entry point ``replica_client``): real MariaDB primaries.
+"""pytest plugin (``pytest11`` entry point ``replica_client``): real database primaries.
 
 Fixtures, both session-scoped:
 
-- ``mariadb_primary``: the default :class:`ServerVariant` (binlog on, ROW, FULL
-  row image and metadata, CRC32, semi-sync primary enabled).
-- ``mariadb_primary_factory``: ``factory(variant) -> MariaDBServer``, one server
-  per distinct variant for the whole session; ``factory(ServerVariant())`` is
-  the ``mariadb_primary`` object.
+- ``mariadb_primary``: the default :class:`ServerVariant` (the machine's
+  MariaDB; binlog on, ROW, FULL row image and metadata, CRC32, semi-sync
+  primary enabled).
+- ``mariadb_primary_factory``: ``factory(variant) -> DatabaseServer``, one
+  server per distinct variant for the whole session;
+  ``factory(ServerVariant())`` is the ``mariadb_primary`` object,
+  ``factory(ServerVariant(flavor="mysql", version="9.7"))`` a MySQL 9.7 primary,
+  ``factory(ServerVariant(flavor="mariadb", version="11.8"))`` a MariaDB 11.8
+  one (both provisioned from Debian packages into the server cache on first
+  use: :mod:`replica_client.testing.provision`).
 
 And one per test:
 
@@ -15,18 +20,22 @@ And one per test:
   fixture is set up, it sees), closed after the test. Needs pytest-asyncio.
   :func:`take_changes` reads the next ``n`` changes with a timeout.
 
-The server objects expose ``host``, ``port``, ``user``, ``password``, ``dsn``
-and ``sql(query, args)`` / ``sql_many(statements)`` to run SQL (autocommit).
+The server objects expose ``host``, ``port``, ``user``, ``password``, ``dsn``,
+``flavor``, ``version`` and ``sql(query, args)`` / ``sql_many(statements)`` to
+run SQL (autocommit).
 
-Where the server comes from, in order:
+Where the default variant's server comes from, in order:
 
 1. env ``REPLICA_CLIENT_TEST_DSN=mariadb://user:pass@host:port``: that existing
    primary serves the default variant (an :class:`ExternalServer`: no restart,
    and ``binlog_files()`` only where its binlog directory is readable here);
 2. ``mariadbd`` on PATH or in the sbin directories: a private server;
 3. a Docker engine plus ``testcontainers``: a container;
-4. otherwise the test FAILS with a message saying what to install. It never
-   skips: a suite that cannot reach a server must not pass.
+4. otherwise the test FAILS with a message saying what to install.
+
+A variant with a ``version`` always runs from its provisioned prefix. When
+provisioning is impossible (no apt, no mirror) the test FAILS with the reason.
+Nothing here ever skips: a suite that cannot reach a server must not pass.
 
 Every server is stopped when the session ends (and at interpreter exit).
 """
@@ -44,15 +53,12 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_asyncio
 
-from .server import (
-    ContainerServer,
-    ExternalServer,
-    MariaDBServer,
-    ServerStartError,
-    ServerStateError,
-    ServerVariant,
-    find_mariadbd,
-)
+from . import provision
+from .containers import ContainerServer
+from .errors import ServerStartError, ServerStateError
+from .flavors import find_mariadbd
+from .server import DatabaseServer, ExternalServer
+from .variant import ServerVariant
 
 if TYPE_CHECKING:
     from ..aio import BinlogStream, ChangeStream
@@ -74,9 +80,7 @@ DSN_ENV = "REPLICA_CLIENT_TEST_DSN"
 _FIXTURES = frozenset({"mariadb_primary", "mariadb_primary_factory", "binlog_stream"})
 #: server_ids of the fixture's replicas (unique per process, clear of the usual ranges).
 _STREAM_IDS = itertools.count(20000 + (os.getpid() % 1000) * 100)
-_CHANGE_STREAMS: weakref.WeakKeyDictionary[BinlogStream, ChangeStream] = (
-    weakref.WeakKeyDictionary()
-)
+_CHANGE_STREAMS: weakref.WeakKeyDictionary[BinlogStream, ChangeStream] = weakref.WeakKeyDictionary()
 _NO_SERVER = (
     "no MariaDB server for the integration tests: set {env}=mariadb://user:pass@host:port, "
     "install MariaDB (Debian/Ubuntu: apt-get install mariadb-server; mariadbd is looked up "
@@ -89,11 +93,11 @@ class PrimaryFactory:
 
     def __init__(self, external_dsn: str | None = None) -> None:
         self.external_dsn = external_dsn
-        self._servers: dict[ServerVariant, MariaDBServer] = {}
+        self._servers: dict[ServerVariant, DatabaseServer] = {}
         self._failures: dict[ServerVariant, str] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, variant: ServerVariant | None = None) -> MariaDBServer:
+    def __call__(self, variant: ServerVariant | None = None) -> DatabaseServer:
         """The running server for ``variant``; fails the calling test if none can start."""
         variant = variant if variant is not None else ServerVariant()
         with self._lock:
@@ -107,22 +111,22 @@ class PrimaryFactory:
                 # A test may have stopped or killed it; bring it back for the next one.
                 server.start()
             except (ServerStartError, ServerStateError) as exc:
-                message = f"MariaDB primary ({variant.label}) is not available: {exc}"
+                message = f"{variant.server_name} primary ({variant.label}) is not available: {exc}"
                 self._failures[variant] = message
                 pytest.fail(message, pytrace=False)
             return server
 
-    def _new_server(self, variant: ServerVariant) -> MariaDBServer:
+    def _new_server(self, variant: ServerVariant) -> DatabaseServer:
         if self.external_dsn and variant == ServerVariant():
             return ExternalServer(self.external_dsn)
-        if find_mariadbd() is not None:
-            return MariaDBServer(variant)
+        if variant.provisioned or find_mariadbd() is not None:
+            return DatabaseServer(variant)
         if ContainerServer.docker_available():
             return ContainerServer(variant)
         raise ServerStartError(_NO_SERVER.format(env=DSN_ENV))
 
     @property
-    def servers(self) -> dict[ServerVariant, MariaDBServer]:
+    def servers(self) -> dict[ServerVariant, DatabaseServer]:
         """The servers started so far, by variant."""
         return dict(self._servers)
 
@@ -142,7 +146,7 @@ class PrimaryFactory:
 
 @pytest.fixture(scope="session")
 def mariadb_primary_factory() -> Iterator[PrimaryFactory]:
-    """``factory(variant) -> MariaDBServer``: one running server per variant, per session."""
+    """``factory(variant) -> DatabaseServer``: one running server per variant, per session."""
     factory = PrimaryFactory(os.environ.get(DSN_ENV) or None)
     try:
         yield factory
@@ -151,13 +155,13 @@ def mariadb_primary_factory() -> Iterator[PrimaryFactory]:
 
 
 @pytest.fixture(scope="session")
-def mariadb_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
+def mariadb_primary(mariadb_primary_factory: PrimaryFactory) -> DatabaseServer:
     """The default-variant primary (private, external by DSN, or in a container)."""
     return mariadb_primary_factory(ServerVariant())
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def binlog_stream(mariadb_primary: MariaDBServer) -> AsyncIterator[BinlogStream]:
+async def binlog_stream(mariadb_primary: DatabaseServer) -> AsyncIterator[BinlogStream]:
     """A stream of ``mariadb_primary``'s binlog from "now"; closed after the test."""
     from ..aio import connect
 
@@ -194,7 +198,7 @@ async def take_changes(stream: BinlogStream, n: int, timeout: float = 10.0) -> l
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "integration: needs a real MariaDB primary")
+    config.addinivalue_line("markers", "integration: needs a real database primary")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -204,11 +208,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-def pytest_report_header() -> str:
+def pytest_report_header() -> list[str]:
     dsn = os.environ.get(DSN_ENV)
-    if dsn:
-        return f"mariadb primary: external ({DSN_ENV} is set)"
     binary = find_mariadbd()
-    if binary:
-        return f"mariadb primary: private server from {binary}"
-    return "mariadb primary: testcontainers if Docker is available, else integration tests fail"
+    if dsn:
+        lines = [f"mariadb primary: external ({DSN_ENV} is set)"]
+    elif binary:
+        lines = [f"mariadb primary: private server from {binary}"]
+    else:
+        lines = ["mariadb primary: testcontainers if Docker is available, else tests fail"]
+    for recipe in provision.RECIPES.values():
+        root = provision.prefix_path(recipe.flavor, recipe.version)
+        state = "provisioned" if (root / provision.STAMP).is_file() else "provisioned on first use"
+        lines.append(f"{recipe.name} primary: {root} ({state})")
+    return lines

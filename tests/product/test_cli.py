@@ -26,6 +26,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from replica_client.testing.server import MariaDBServer
 
 from ._support import (
@@ -318,3 +320,24 @@ def test_tail_output_file_and_read_progress_bar_on_a_terminal(
     assert [r["after"]["id"] for r in _lines(reading.stdout)] == [1, 2]
     bar = b"".join(chunks).decode()
     assert "100%" in bar and "[#" in bar
+
+
+@pytest.mark.parametrize(
+    ("argv", "hosts", "first"),
+    [
+        (["tail", "--host", "db1", "--host", "db2:3307"], ("db1:3306", "db2:3307"), ("db1", 3306)),
+        (["tail", "mariadb://repl@db1:3310,db2"], ("db1:3310", "db2:3306"), ("db1", 3310)),
+        (["tail", "--host", "db9:3311"], None, ("db9", 3311)),
+    ],
+)
+def test_several_hosts_from_options_or_a_dsn(
+    argv: list[str], hosts: tuple[str, ...] | None, first: tuple[str, int]
+) -> None:
+    from replica_client import cli
+    from replica_client.aio.config import ReplicaConfig
+
+    opts = cli._connection(cli._parser().parse_args(argv))
+    assert opts.get("hosts") == hosts
+    assert (opts["host"], opts["port"]) == first
+    config = ReplicaConfig.from_kwargs(**opts)
+    assert config.addresses == (hosts or (f"{first[0]}:{first[1]}",))

@@ -1,4 +1,4 @@
-"""Tests of the test harness itself, against real private MariaDB servers.
+"""Tests of the test harness itself, against real private servers of the machine's MariaDB.
 
 Contract checked here: the private primary starts with binlog on (ROW, FULL
 image and metadata, CRC32, annotations), semi-sync primary enabled; the
@@ -10,6 +10,7 @@ carry the server's error log; no server outlives its owner. No mocks, no skips.
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -29,47 +30,32 @@ from replica_client.testing.server import (
     parse_dsn,
 )
 
+from ._support import BINLOG_MAGIC, default_binlog_settings, process_gone, variables
+
 __all__: list[str] = []
-
-BINLOG_MAGIC = b"\xfebin"
-
-
-def variables(server: MariaDBServer, *names: str) -> dict[str, str]:
-    placeholders = ", ".join(["%s"] * len(names))
-    rows = server.sql(
-        f"SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
-        f"WHERE VARIABLE_NAME IN ({placeholders})",
-        tuple(n.upper() for n in names),
-    )
-    found = {str(name): str(value) for name, value in rows}
-    assert set(found) == set(names), f"missing server variables: {set(names) - set(found)}"
-    return found
-
-
-def process_gone(pid: int) -> bool:
-    """True when ``pid`` no longer exists or is a zombie nobody reaped yet (not ours)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
 def test_variant_is_frozen_hashable_and_validated() -> None:
     default = ServerVariant()
     assert default == ServerVariant(
+        flavor="mariadb",
+        version=None,
         row_metadata="FULL",
         row_image="FULL",
         checksum="CRC32",
         compress=False,
         encrypt=False,
         tls=False,
+        transaction_compression=False,
         extra_args=(),
     )
     assert hash(ServerVariant(row_image="minimal")) == hash(ServerVariant(row_image="MINIMAL"))
     assert ServerVariant(extra_args=["--a"]).extra_args == ("--a",)  # type: ignore[arg-type]
-    assert default.label == "default"
-    assert ServerVariant(row_image="MINIMAL", compress=True).label == "row_image=MINIMAL,compress"
+    assert default.label == "mariadb"
+    assert (
+        ServerVariant(row_image="MINIMAL", compress=True).label
+        == "mariadb:row_image=MINIMAL,compress"
+    )
     with pytest.raises(ValueError, match="row_image"):
         ServerVariant(row_image="PARTIAL")
     with pytest.raises(AttributeError):
@@ -102,26 +88,8 @@ def test_primary_accepts_connections(mariadb_primary: MariaDBServer) -> None:
 
 
 def test_binlog_is_row_full_crc32(mariadb_primary: MariaDBServer) -> None:
-    assert variables(
-        mariadb_primary,
-        "log_bin",
-        "binlog_format",
-        "binlog_row_image",
-        "binlog_row_metadata",
-        "binlog_checksum",
-        "binlog_annotate_row_events",
-        "server_id",
-        "log_bin_basename",
-    ) == {
-        "log_bin": "ON",
-        "binlog_format": "ROW",
-        "binlog_row_image": "FULL",
-        "binlog_row_metadata": "FULL",
-        "binlog_checksum": "CRC32",
-        "binlog_annotate_row_events": "ON",
-        "server_id": "1",
-        "log_bin_basename": str(mariadb_primary.datadir / "mysql-bin"),
-    }
+    expected = {**default_binlog_settings(mariadb_primary), "binlog_annotate_row_events": "ON"}
+    assert variables(mariadb_primary, *expected) == expected
 
 
 def test_semi_sync_primary_enabled(mariadb_primary: MariaDBServer) -> None:
@@ -239,9 +207,10 @@ def test_create_user(mariadb_primary: MariaDBServer, plugin: str) -> None:
     name = f"harness_{plugin[:6]}"
     dsn = mariadb_primary.create_user(name, "s3cret!", plugin=plugin)
     assert parse_dsn(dsn) == (mariadb_primary.host, mariadb_primary.port, name, "s3cret!")
-    plugins = {str(r[0]) for r in mariadb_primary.sql(
-        "SELECT plugin FROM mysql.user WHERE user = %s", (name,)
-    )}
+    plugins = {
+        str(r[0])
+        for r in mariadb_primary.sql("SELECT plugin FROM mysql.user WHERE user = %s", (name,))
+    }
     assert plugins == {plugin}
     conn = pymysql.connect(
         host=mariadb_primary.host, port=mariadb_primary.port, user=name, password="s3cret!"
@@ -254,29 +223,6 @@ def test_create_user(mariadb_primary: MariaDBServer, plugin: str) -> None:
     finally:
         conn.close()
     assert "REPLICATION SLAVE" in grants
-
-
-def test_restart_keeps_data_and_port(tmp_path: Path) -> None:
-    with MariaDBServer(base_dir=tmp_path / "srv") as server:
-        assert server.datadir == tmp_path / "srv" / "data"
-        port, first_pid = server.port, server.pid
-        server.sql_many(
-            [
-                "CREATE TABLE test.harness_restart (id INT PRIMARY KEY)",
-                "INSERT INTO test.harness_restart VALUES (1)",
-            ]
-        )
-        server.restart()
-        assert server.port == port and server.pid != first_pid
-        server.sql("INSERT INTO test.harness_restart VALUES (2)")
-        server.restart(kill=True)
-        assert server.port == port
-        assert server.sql("SELECT id FROM test.harness_restart ORDER BY id") == [(1,), (2,)]
-        assert len(server.binlog_files()) == 3
-        last_pid = server.pid
-        assert last_pid is not None
-    assert process_gone(last_pid)
-    assert not server.running
 
 
 def test_stop_reaps_the_process(tmp_path: Path) -> None:
@@ -307,18 +253,25 @@ def test_start_failure_reports_the_error_log(tmp_path: Path) -> None:
     server.close()
 
 
-def test_server_dies_with_its_owner(tmp_path: Path) -> None:
-    """A test process killed hard must not leave a running mariadbd behind."""
+@pytest.mark.parametrize(
+    ("flavor", "version"),
+    [("mariadb", ""), ("mariadb", "11.8"), ("mysql", "9.7")],
+    ids=["mariadb", "mariadb-11.8", "mysql-9.7"],
+)
+def test_server_dies_with_its_owner(tmp_path: Path, flavor: str, version: str) -> None:
+    """A test process killed hard must not leave a running server behind (the
+    provisioned flavours run through their prefix's loader: the same process)."""
     script = (
         "import os, sys\n"
-        "from replica_client.testing.server import MariaDBServer\n"
-        "s = MariaDBServer(base_dir=os.path.join(sys.argv[1], 'srv'))\n"
+        "from replica_client.testing.server import MariaDBServer, ServerVariant\n"
+        "variant = ServerVariant(flavor=sys.argv[2], version=sys.argv[3] or None)\n"
+        "s = MariaDBServer(variant, base_dir=os.path.join(sys.argv[1], 'srv'))\n"
         "s.start()\n"
         "print(s.pid, flush=True)\n"
         "os._exit(0)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)],
+        [sys.executable, "-c", script, str(tmp_path), flavor, version],
         capture_output=True,
         text=True,
         check=True,
@@ -326,7 +279,7 @@ def test_server_dies_with_its_owner(tmp_path: Path) -> None:
         # os._exit skips the exit hooks: keep the child's datadir template in tmp_path
         env={
             **os.environ,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
             "TMPDIR": str(tmp_path),
         },
     )
@@ -352,21 +305,21 @@ def test_external_server_wraps_a_dsn(mariadb_primary: MariaDBServer) -> None:
     assert mariadb_primary.sql("SELECT 1") == [(1,)]
 
 
-_PLUGIN_CONFTEST = '''
+_PLUGIN_CONFTEST = """
 from replica_client.testing import pytest_plugin
 
 
 def pytest_configure(config):
     if not config.pluginmanager.is_registered(pytest_plugin):
         config.pluginmanager.register(pytest_plugin, "replica_client")
-'''
+"""
 
 
 def run_pytest(directory: Path, test_source: str, env: dict[str, str]) -> tuple[int, str]:
     """Run pytest on one test file in a child process with the plugin loaded."""
     (directory / "conftest.py").write_text(_PLUGIN_CONFTEST)
     (directory / "test_child.py").write_text(test_source)
-    repo = str(Path(__file__).resolve().parents[1])
+    repo = str(Path(__file__).resolve().parents[2])
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", str(directory)],
         capture_output=True,
@@ -407,4 +360,23 @@ def test_plugin_fails_and_never_skips_without_a_server(tmp_path: Path) -> None:
     )
     assert code != 0, output
     assert "no MariaDB server for the integration tests" in output
+    assert "skipped" not in output
+
+
+def test_plugin_fails_with_the_reason_when_a_flavor_cannot_be_provisioned(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # bound, never listening: the mirror refuses
+        closed.bind(("127.0.0.1", 0))
+        code, output = run_pytest(
+            tmp_path,
+            "from replica_client.testing import ServerVariant\n"
+            "def test_it(mariadb_primary_factory):\n"
+            "    mariadb_primary_factory(ServerVariant(flavor='mysql'))\n",
+            {
+                "REPLICA_CLIENT_SERVER_CACHE": str(tmp_path / "empty-cache"),
+                "REPLICA_CLIENT_DEBIAN_MIRROR": f"http://127.0.0.1:{closed.getsockname()[1]}/debian",
+            },
+        )
+    assert code != 0, output
+    assert "mysql-9.7 primary (mysql-9.7) is not available" in output
+    assert "cannot fetch the package lists of Debian sid" in output
     assert "skipped" not in output

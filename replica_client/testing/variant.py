@@ -1,0 +1,128 @@
+"""What server to run and how it writes its binary log: :class:`ServerVariant`.
+
+Contract: a variant is frozen, hashable and validated at construction, so it
+serves as a cache key (one server per distinct variant in a test session).
+
+- ``flavor="mariadb", version=None`` is the MariaDB installed on the machine
+  (``mariadbd`` on PATH or in the sbin directories), the default.
+- ``flavor="mariadb", version="11.8"`` and ``flavor="mysql", version="9.7"``
+  (MySQL's default version) run from a prefix provisioned from Debian packages
+  (:mod:`replica_client.testing.provision`).
+- ``row_metadata``, ``row_image``, ``checksum``, ``tls`` and ``extra_args``
+  apply to every flavour; ``compress`` and ``encrypt`` (MariaDB's
+  ``log_bin_compress`` and ``encrypt_binlog``) to MariaDB only,
+  ``transaction_compression`` (``binlog_transaction_compression``) to MySQL
+  only. An option that does not apply to the flavour raises ``ValueError``.
+
+Only the standard library and the provisioning recipes are imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .provision import RECIPES
+
+if TYPE_CHECKING:
+    from .flavors import Flavor
+
+__all__ = ["FLAVORS", "ServerVariant"]
+
+#: Flavour -> the versions a variant may name (``None``: the machine's own install).
+FLAVORS: dict[str, tuple[str | None, ...]] = {
+    "mariadb": (None, *(v for f, v in RECIPES if f == "mariadb")),
+    "mysql": tuple(v for f, v in RECIPES if f == "mysql"),
+}
+_DEFAULT_VERSION: dict[str, str | None] = {"mariadb": None, "mysql": "9.7"}
+_ROW_METADATA = {"mariadb": ("MINIMAL", "FULL", "NO_LOG"), "mysql": ("MINIMAL", "FULL")}
+_ROW_IMAGE = ("FULL", "MINIMAL", "NOBLOB")
+_CHECKSUM = ("CRC32", "NONE")
+_ONLY_FOR = {"compress": "mariadb", "encrypt": "mariadb", "transaction_compression": "mysql"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerVariant:
+    """Which server, and how it writes its binary log. Frozen and hashable: a cache key."""
+
+    flavor: str = "mariadb"
+    version: str | None = None
+    row_metadata: str = "FULL"
+    row_image: str = "FULL"
+    checksum: str = "CRC32"
+    compress: bool = False
+    encrypt: bool = False
+    tls: bool = False
+    transaction_compression: bool = False
+    extra_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        flavor = str(self.flavor).lower()
+        if flavor not in FLAVORS:
+            raise ValueError(
+                f"ServerVariant.flavor must be one of {tuple(FLAVORS)}, got {flavor!r}"
+            )
+        object.__setattr__(self, "flavor", flavor)
+        version = _DEFAULT_VERSION[flavor] if self.version is None else str(self.version)
+        if version not in FLAVORS[flavor]:
+            choices = ", ".join(
+                "None (the machine's install)" if v is None else repr(v) for v in FLAVORS[flavor]
+            )
+            raise ValueError(
+                f"ServerVariant.version for {flavor} must be one of {choices}, got {version!r}"
+            )
+        object.__setattr__(self, "version", version)
+        for name, allowed in (
+            ("row_metadata", _ROW_METADATA[flavor]),
+            ("row_image", _ROW_IMAGE),
+            ("checksum", _CHECKSUM),
+        ):
+            value = str(getattr(self, name)).upper()
+            if value not in allowed:
+                raise ValueError(
+                    f"ServerVariant.{name} for {flavor} must be one of {allowed}, got {value!r}"
+                )
+            object.__setattr__(self, name, value)
+        for name, only in _ONLY_FOR.items():
+            if getattr(self, name) and flavor != only:
+                raise ValueError(f"ServerVariant.{name} applies to {only} only, not to {flavor}")
+        if isinstance(self.extra_args, str):
+            raise TypeError("ServerVariant.extra_args must be a sequence of flags, not a string")
+        object.__setattr__(self, "extra_args", tuple(str(a) for a in self.extra_args))
+
+    @property
+    def server_name(self) -> str:
+        """Flavour and version: ``mariadb`` (the machine's), ``mariadb-11.8``, ``mysql-9.7``."""
+        return self.flavor if self.version is None else f"{self.flavor}-{self.version}"
+
+    @property
+    def label(self) -> str:
+        """The server and what differs from its defaults, e.g. ``mysql-9.7:row_image=MINIMAL``."""
+        default = ServerVariant(flavor=self.flavor, version=self.version)
+        parts: list[str] = []
+        for name in ("row_metadata", "row_image", "checksum"):
+            value = getattr(self, name)
+            if value != getattr(default, name):
+                parts.append(f"{name}={value}")
+        parts.extend(
+            name
+            for name in ("compress", "encrypt", "tls", "transaction_compression")
+            if getattr(self, name)
+        )
+        parts.extend(self.extra_args)
+        return ":".join((self.server_name, ",".join(parts))) if parts else self.server_name
+
+    @property
+    def provisioned(self) -> bool:
+        """True when the server runs from a provisioned prefix, not the machine's install."""
+        return self.version is not None
+
+    def flavor_spec(self) -> Flavor:
+        """The :class:`~replica_client.testing.flavors.Flavor` that runs this variant."""
+        from .flavors import flavor_of
+
+        return flavor_of(self.flavor)
+
+    def binlog_args(self) -> list[str]:
+        """The server flags of this variant that need no files on disk."""
+        return self.flavor_spec().binlog_args(self)

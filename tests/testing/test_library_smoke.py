@@ -1,0 +1,92 @@
+"""The library streams from every server flavour the harness offers.
+
+A smoke test, not the oracle: per flavour (MariaDB 10.11, 11.8, MySQL 9.7), a
+replication user made by ``create_user`` with the flavour's default auth plugin
+streams one inserted row through ``replica_client.connect``: from the binlog
+position taken before the insert, non-blocking (the stream ends at the binlog's
+end), and from "now", blocking, with the row written after the stream is
+registered. On MariaDB 11.8 a ``parsec`` user streams too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+import replica_client as rc
+from replica_client.testing.pytest_plugin import PrimaryFactory, take_changes
+from replica_client.testing.server import DatabaseServer, ServerVariant
+
+__all__: list[str] = []
+
+FLAVORS = {
+    "mariadb-10.11": ServerVariant(),
+    "mariadb-11.8": ServerVariant(flavor="mariadb", version="11.8"),
+    "mysql-9.7": ServerVariant(flavor="mysql", version="9.7"),
+}
+PASSWORD = "smoke-Pw-17"
+_server_ids = itertools.count(41000)
+
+
+@pytest.fixture(params=list(FLAVORS))
+def primary(
+    request: pytest.FixtureRequest, mariadb_primary_factory: PrimaryFactory
+) -> DatabaseServer:
+    server = mariadb_primary_factory(FLAVORS[str(request.param)])
+    server.create_user("smoke_repl", PASSWORD)
+    server.sql("CREATE TABLE IF NOT EXISTS test.smoke (id INT PRIMARY KEY, v VARCHAR(40))")
+    return server
+
+
+def connect(server: DatabaseServer, user: str = "smoke_repl", **options: Any) -> Any:
+    return rc.connect(
+        host=server.host,
+        port=server.port,
+        user=user,
+        password=PASSWORD,
+        server_id=next(_server_ids),
+        heartbeat_period=1.0,
+        connect_timeout=20.0,
+        **options,
+    )
+
+
+async def rows_until_end(server: DatabaseServer, start: rc.FilePos, user: str) -> list[Any]:
+    out = []
+    async with asyncio.timeout(30), connect(server, user, start=start, blocking=False) as stream:
+        async for change in stream.changes():
+            out.append((change.op, change.schema, change.table, change.before, change.after))
+    return out
+
+
+async def test_streams_a_row_from_the_current_position(primary: DatabaseServer) -> None:
+    start = rc.FilePos(*primary.binlog_position())
+    primary.sql("INSERT INTO test.smoke VALUES (1, 'from-position')")
+    assert await rows_until_end(primary, start, "smoke_repl") == [
+        ("insert", "test", "smoke", None, {"id": 1, "v": "from-position"})
+    ]
+
+
+async def test_streams_a_row_written_after_now(primary: DatabaseServer) -> None:
+    async with connect(primary, start="now") as stream:
+        primary.sql("INSERT INTO test.smoke VALUES (2, 'after-now')")
+        changes = await take_changes(stream, 1, timeout=20)
+    assert [(c.op, c.table, c.after) for c in changes] == [
+        ("insert", "smoke", {"id": 2, "v": "after-now"})
+    ]
+
+
+async def test_a_parsec_user_streams_from_mariadb_11_8(
+    mariadb_primary_factory: PrimaryFactory,
+) -> None:
+    server = mariadb_primary_factory(FLAVORS["mariadb-11.8"])
+    server.create_user("smoke_parsec", PASSWORD, plugin="parsec")
+    server.sql("CREATE TABLE IF NOT EXISTS test.smoke (id INT PRIMARY KEY, v VARCHAR(40))")
+    start = rc.FilePos(*server.binlog_position())
+    server.sql("INSERT INTO test.smoke VALUES (3, 'parsec')")
+    assert await rows_until_end(server, start, "smoke_parsec") == [
+        ("insert", "test", "smoke", None, {"id": 3, "v": "parsec"})
+    ]
