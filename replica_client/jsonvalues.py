@@ -11,6 +11,7 @@ InvalidDate(time)   the server's text form, ``"0000-00-00"``
 frozenset (SET)     sorted list of labels
 Geometry            ``{"srid": n, "wkb": base64}``
 dict / list (JSON)  converted recursively
+JSON_NULL           ``null``, like SQL NULL (the ``Change`` tells them apart)
 ==================  ==========================================================
 
 ``change_envelope(change)`` gives a Debezium-like envelope: ``op`` c/u/d,
@@ -25,7 +26,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from .binlog.events import Geometry, InvalidDate, InvalidDatetime
+from .binlog.events import JSON_NULL, Geometry, InvalidDate, InvalidDatetime
 from .changes import Change
 
 __all__ = ["OP_CODES", "change_envelope", "json_row", "json_value", "time_text"]
@@ -46,7 +47,9 @@ def time_text(value: dt.timedelta) -> str:
 
 def json_value(value: Any) -> Any:
     """A JSON-serialisable form of one decoded value."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or value is JSON_NULL:
+        return None
+    if isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Decimal):
         return format(value, "f")

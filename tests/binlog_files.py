@@ -14,12 +14,14 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from replica_client.testing.server import MariaDBServer
 
 __all__ = [
     "FIXTURES",
+    "decode_hex_events",
+    "fixture_events",
     "BinlogBytes",
     "RawEvent",
     "capture",
@@ -27,8 +29,9 @@ __all__ = [
     "split_events",
 ]
 
-#: The shared fixtures directory (``../shared/fixtures/binlogs`` beside the repo).
-FIXTURES: Final = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "binlogs"
+#: Real binlogs written by MySQL 5.0 - 9.x and MariaDB servers, kept in the repository
+#: (``tests/data/binlogs``; their origins and licences are in its MANIFEST.md).
+FIXTURES: Final = Path(__file__).resolve().parent / "data" / "binlogs"
 
 MAGIC: Final = b"\xfebin"
 _HEADER: Final = struct.Struct("<IBIIIH")
@@ -109,3 +112,25 @@ def capture(srv: MariaDBServer, statements: list[str]) -> BinlogBytes:
         raise AssertionError("FLUSH BINARY LOGS did not open a new file")
     # The active file is read right after the flush; only whole events are used.
     return BinlogBytes(closed.name, closed.read_bytes(), active.name, active.read_bytes())
+
+
+def decode_hex_events(*events: str) -> list[Any]:
+    """Decode events copied from a binlog as hex (the FORMAT_DESCRIPTION first), in order."""
+    from replica_client.binlog.decoder import EventDecoder
+
+    decoder = EventDecoder()
+    return [decoder.decode(bytes.fromhex(h)) for h in events]
+
+
+def fixture_events(relative: str, **options: Any) -> list[tuple[int, Any]]:
+    """``(start position, event)`` of every event of a fixture binlog (``FIXTURES / relative``)."""
+    import replica_client as rc
+    from replica_client.config import DecoderOptions
+
+    out: list[tuple[int, Any]] = []
+    with rc.open_binlog(FIXTURES / relative, options=DecoderOptions(**options)) as reader:
+        for event in reader:
+            where = reader.event_position
+            assert where is not None
+            out.append((where.pos, event))
+    return out

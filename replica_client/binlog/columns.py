@@ -20,9 +20,10 @@ TIMESTAMP      old format: 4 bytes LE seconds
 VARCHAR        1- or 2-byte length (max length < 256 or not), bytes
 STRING (CHAR)  as VARCHAR; ENUM 1-2 byte index; SET 1-8 byte bitmask
 BLOB/TEXT      1-4 byte length (metadata), bytes
-GEOMETRY       as BLOB; SRID u32 LE then WKB
-JSON (MySQL)   as BLOB; MySQL binary JSON
+GEOMETRY       as BLOB; SRID u32 LE then WKB (an empty value stays ``b""``)
+JSON (MySQL)   as BLOB; MySQL binary JSON (the document ``null`` is ``JSON_NULL``)
 VECTOR         as BLOB; float32 LE values
+*_COMPRESSED   MariaDB COMPRESSED columns: as VARCHAR/BLOB, then zlib-inflated
 =============  ==============================================================
 
 Character data is decoded with the column's charset when the TABLE_MAP says
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+import zlib
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -247,9 +249,9 @@ def _decimal(precision: int, scale: int) -> ColumnReader:
     return read
 
 
-def _text(collation: int | None) -> Callable[[memoryview], Any]:
+def _text(collation: int | None, mariadb: bool) -> Callable[[memoryview], Any]:
     """Turn a raw value into str (charset known) or bytes (binary/unknown)."""
-    encoding = encoding_for_collation(collation)
+    encoding = encoding_for_collation(collation, mariadb)
     if encoding is None:
         return bytes
     if encoding == "utf-8":
@@ -261,7 +263,7 @@ def _text(collation: int | None) -> Callable[[memoryview], Any]:
                 return bytes(raw)
 
         return utf8
-    decode = decoder_for_collation(collation)
+    decode = decoder_for_collation(collation, mariadb)
     assert decode is not None
 
     def other(raw: memoryview) -> str | bytes:
@@ -343,7 +345,11 @@ def _zero_padded(length: int) -> Callable[[memoryview], bytes]:
     return pad
 
 
-def _geometry(raw: memoryview) -> Geometry:
+def _geometry(raw: memoryview) -> Geometry | bytes:
+    # MariaDB stores '' when NULL goes into a NOT NULL GEOMETRY column under a
+    # permissive sql_mode (SELECT HEX(g) is '', ST_AsText(g) NULL): it stays b"".
+    if not raw:
+        return b""
     if len(raw) < 4:
         raise MalformedEventError("GEOMETRY value shorter than its SRID")
     return Geometry(int.from_bytes(raw[:4], "little"), bytes(raw[4:]))
@@ -355,14 +361,56 @@ def _vector(raw: memoryview) -> list[float]:
     return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
+def _decompressed(
+    max_length: int, convert: Callable[[memoryview], Any]
+) -> Callable[[memoryview], Any]:
+    """MariaDB column compression: ``header | [original length, big-endian] | data``.
+
+    header bit 7 set: compressed with zlib (bit 3: raw deflate, else with a zlib
+    header), bits 0-2 the byte count of the original length; clear: the data
+    follows as it is. An empty value has no header. (``Field_*_compressed``,
+    ``uncompress_zlib`` in MariaDB ``sql/field.cc``.)
+    """
+
+    def read(raw: memoryview) -> Any:
+        if not raw:
+            return convert(raw)
+        head = raw[0]
+        if not head & 0x80:
+            return convert(raw[1:])
+        nlen = head & 0x07
+        if len(raw) < 1 + nlen:
+            raise MalformedEventError("compressed column value shorter than its header")
+        length = int.from_bytes(raw[1 : 1 + nlen], "big")
+        if length > max_length:
+            raise MalformedEventError(
+                f"compressed column value of {length} bytes exceeds the column's {max_length}"
+            )
+        inflate = zlib.decompressobj(-zlib.MAX_WBITS if head & 0x08 else zlib.MAX_WBITS)
+        try:
+            data = inflate.decompress(raw[1 + nlen :], length + 1)
+        except zlib.error as exc:
+            raise MalformedEventError(f"compressed column value: {exc}") from None
+        if len(data) != length or not inflate.eof:
+            raise MalformedEventError(
+                f"compressed column value inflates to {len(data)} bytes, header says {length}"
+            )
+        return convert(memoryview(data))
+
+    return read
+
+
 def _json_binary(raw: memoryview) -> Any:
     from .json_binary import decode_json_binary
 
     return decode_json_binary(bytes(raw))
 
 
-def reader_for(col: ColumnInfo) -> ColumnReader:
-    """Choose the reader for one column; called once per table definition."""
+def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
+    """Choose the reader for one column; called once per table definition.
+
+    ``mariadb``: the flavour that wrote the binlog (a few character
+    conversions differ between MariaDB and MySQL)."""
     t, meta = col.type, col.meta
     if t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG):
         # Without SIGNEDNESS metadata integers are read as signed, as the
@@ -396,7 +444,7 @@ def reader_for(col: ColumnInfo) -> ColumnReader:
     if t == T.NULL:
         return lambda view, pos: (None, pos)
     if t in (T.VARCHAR, T.VAR_STRING):
-        return _length_prefixed(1 if meta < 256 else 2, _text(col.collation))
+        return _length_prefixed(1 if meta < 256 else 2, _text(col.collation, mariadb))
     if t == T.STRING:
         real, length = real_string_type(meta)
         if real == T.ENUM:
@@ -407,7 +455,7 @@ def reader_for(col: ColumnInfo) -> ColumnReader:
             # BINARY(n): the server strips trailing 0x00 when it packs the
             # value; SELECT gives the value padded back to n bytes.
             return _length_prefixed(1 if length < 256 else 2, _zero_padded(length))
-        return _length_prefixed(1 if length < 256 else 2, _text(col.collation))
+        return _length_prefixed(1 if length < 256 else 2, _text(col.collation, mariadb))
     if t == T.ENUM:
         return _enum(meta & 0xFF, col.enum_values)
     if t == T.SET:
@@ -415,7 +463,17 @@ def reader_for(col: ColumnInfo) -> ColumnReader:
     if t in (T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB):
         if meta not in _LEN:
             raise MalformedEventError(f"BLOB length size {meta} not in 1..4")
-        return _length_prefixed(meta, _text(col.collation))
+        return _length_prefixed(meta, _text(col.collation, mariadb))
+    if t == T.VARCHAR_COMPRESSED:
+        # meta: the column's maximal byte length plus the header byte
+        return _length_prefixed(
+            1 if meta < 256 else 2, _decompressed(meta, _text(col.collation, mariadb))
+        )
+    if t == T.BLOB_COMPRESSED:
+        if meta not in _LEN:
+            raise MalformedEventError(f"BLOB length size {meta} not in 1..4")
+        max_length = (1 << (8 * meta)) - 1
+        return _length_prefixed(meta, _decompressed(max_length, _text(col.collation, mariadb)))
     if t == T.GEOMETRY:
         if meta not in _LEN:
             raise MalformedEventError(f"GEOMETRY length size {meta} not in 1..4")

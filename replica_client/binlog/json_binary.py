@@ -7,6 +7,8 @@ Contract:
   Python values: object -> ``dict`` (keys in stored order, which is MySQL's sort
   order: by length, then bytewise), array -> ``list``, literals -> ``None`` /
   ``True`` / ``False``, integers -> ``int``, double -> ``float``, string -> ``str``.
+  A whole document that is the literal ``null`` is ``JSON_NULL``, so that it is
+  never confused with SQL NULL (``None``); inside a document null is ``None``.
   OPAQUE values (custom MySQL types inside a JSON document) map as:
 
   ==========================  ===================================================
@@ -26,7 +28,7 @@ Contract:
   year 0) are returned as MySQL's text form (``"0000-00-00 00:00:00.000000"``)
   instead of failing the event.
 
-  A zero-length value is JSON ``null``: the server itself reads an empty JSON
+  A zero-length value is ``JSON_NULL``: the server itself reads an empty JSON
   value that way (``json_binary::parse_binary``: empty documents come from
   ``INSERT IGNORE`` / non-strict mode storing '' into a NOT NULL JSON column).
 
@@ -52,10 +54,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from replica_client.binlog.decimal import MAX_PRECISION, decimal_size, decode_decimal
+from replica_client.codec import read_lenenc_int
 from replica_client.errors import MalformedEventError
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "JSON_NULL",
+    "JsonNull",
     "JsonDiff",
     "JsonDiffOperation",
     "JsonType",
@@ -64,6 +69,24 @@ __all__ = [
     "decode_json_diff",
     "parse_json_path",
 ]
+
+
+class JsonNull(enum.Enum):
+    """A MySQL JSON column holding the JSON document ``null`` (unlike SQL NULL, ``None``)."""
+
+    JSON_NULL = "JSON_NULL"
+
+    def __repr__(self) -> str:
+        return "JSON_NULL"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The value of a MySQL JSON column whose document is the JSON literal ``null``
+#: (also what the server makes of an empty JSON value). Inside a document, JSON
+#: null is ``None``; only a whole document can be confused with SQL NULL.
+JSON_NULL: Final = JsonNull.JSON_NULL
 
 #: MySQL refuses documents nested deeper than 100 levels
 #: (``JSON_DOCUMENT_MAX_DEPTH``); a little headroom, still far from Python's
@@ -154,8 +177,9 @@ def decode_json_binary(
     """Decode one binary JSON document (the column value without its length prefix)."""
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     if len(view) == 0:
-        return None
-    return _Decoder(view, max_depth).value(view[0], 1, len(view), 0)
+        return JSON_NULL
+    value = _Decoder(view, max_depth).value(view[0], 1, len(view), 0)
+    return JSON_NULL if value is None else value
 
 
 class _Decoder:
@@ -370,24 +394,6 @@ class JsonDiff:
     value: Any = None
 
 
-_NULL_LENGTH: Final = 251
-
-
-def _read_packed_length(view: memoryview, pos: int, end: int) -> tuple[int, int]:
-    """``net_field_length_checked``: 1, 3, 4 or 9 bytes (0xFB = NULL is invalid here)."""
-    if pos >= end:
-        raise _error("truncated length in JSON diff", pos)
-    first = view[pos]
-    if first < _NULL_LENGTH:
-        return first, pos + 1
-    width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
-    if width is None:
-        raise _error(f"bad packed length prefix 0x{first:02x} in JSON diff", pos)
-    if pos + 1 + width > end:
-        raise _error("truncated length in JSON diff", pos)
-    return int.from_bytes(view[pos + 1 : pos + 1 + width], "little"), pos + 1 + width
-
-
 # Byte layout (MySQL ``Json_diff_vector::read_binary`` / ``Json_diff::write_binary``
 # in sql/json_diff.cc). The row image stores, for a partially updated JSON column,
 # ``length:u32`` followed by ``length`` bytes of diffs; this function takes those
@@ -412,7 +418,7 @@ def decode_json_diff(
             operation = JsonDiffOperation(op_code)
         except ValueError:
             raise _error(f"unknown JSON diff operation {op_code}", pos) from None
-        path_len, pos = _read_packed_length(view, pos + 1, end)
+        path_len, pos = read_lenenc_int(view, pos + 1, end)
         if pos + path_len > end:
             raise _error("JSON diff path runs past the end", pos)
         try:
@@ -423,7 +429,7 @@ def decode_json_diff(
         pos += path_len
         value: Any = None
         if operation != JsonDiffOperation.REMOVE:
-            value_len, pos = _read_packed_length(view, pos, end)
+            value_len, pos = read_lenenc_int(view, pos, end)
             if pos + value_len > end:
                 raise _error("JSON diff value runs past the end", pos)
             value = decode_json_binary(view[pos : pos + value_len], max_depth=max_depth)

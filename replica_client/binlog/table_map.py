@@ -9,10 +9,25 @@ Layout (MariaDB KB "TABLE_MAP_EVENT"; MySQL ``Table_map_log_event``):
                  null_bitmap ((count + 7) / 8 bytes, bit i = column i nullable)
                  optional metadata: repeated (type u8 | length packed | value)
 
-Optional metadata (``binlog_row_metadata``): which columns a field applies to
-follows the server (``Table_map_log_event::init_*_field``): signedness covers
-numeric columns, charsets cover character columns (ENUM/SET have their own),
-names cover all columns.
+Optional metadata (``binlog_row_metadata``): each field lists values for a
+subset of the columns, in column order; which subset follows the server
+(``Table_map_log_event::init_*_field``), checked against TABLE_MAPs written by
+MariaDB 10.11, MariaDB 11.8 and MySQL 9.7 (``tests/binlog/test_table_map.py``):
+
+- SIGNEDNESS: one bit per numeric column, most significant bit first. MariaDB
+  counts every field whose ``binlog_type_info()`` carries a signedness (the
+  ``Field_num`` family), MySQL every ``is_numeric_type()`` column: TINY, SHORT,
+  INT24, LONG, LONGLONG, FLOAT, DOUBLE, DECIMAL, NEWDECIMAL and YEAR (a
+  ``Field_tiny`` underneath, always flagged unsigned). BIT is not counted.
+- DEFAULT_CHARSET / COLUMN_CHARSET: character columns, i.e. CHAR/VARCHAR/
+  BINARY/VARBINARY/TEXT/BLOB (MariaDB's COMPRESSED ones too) and MySQL VECTOR,
+  not ENUM/SET (they have their own pair of fields) and not MySQL JSON.
+  MariaDB also counts GEOMETRY (a BLOB underneath) and writes UUID, INET4,
+  INET6 (CHAR with the binary charset) and VECTOR (VARCHAR, binary) as the
+  character columns they are stored as.
+- ENUM_STR_VALUE / SET_STR_VALUE / ENUM_AND_SET_*_CHARSET: ENUM and SET columns.
+- GEOMETRY_TYPE: GEOMETRY columns; VECTOR_DIMENSIONALITY: MySQL VECTOR columns.
+- COLUMN_NAME and COLUMN_VISIBILITY: every column.
 """
 
 from __future__ import annotations
@@ -20,9 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from ..codec import need, read_lenenc_int, server_text, u8, u16, u32, u48
 from ..errors import MalformedEventError
 from .charsets import decoder_for_collation
-from .codec import need, read_packed_int, u8, u16, u32, u48
 from .constants import ColumnType
 from .events import ColumnInfo, TableMapEvent
 from .header import EventHeader
@@ -46,6 +61,8 @@ _META_LEN: Final[dict[int, int]] = {
     T.DATETIME2: 1,
     T.TIMESTAMP2: 1,
     T.VARCHAR: 2,
+    T.VARCHAR_COMPRESSED: 2,
+    T.BLOB_COMPRESSED: 1,
     T.VAR_STRING: 2,
     T.BIT: 2,
     T.NEWDECIMAL: 2,
@@ -58,13 +75,38 @@ _META_LEN: Final[dict[int, int]] = {
 # Types whose 2 metadata bytes are (byte0 << 8 | byte1) rather than little-endian.
 _META_BIG_ENDIAN: Final = frozenset({T.BIT, T.NEWDECIMAL, T.STRING, T.ENUM, T.SET, T.DECIMAL})
 
+_BINARY_COLLATION: Final = 63
+
+# Columns with a SIGNEDNESS bit (see the module docstring): YEAR included.
 _NUMERIC: Final = frozenset(
-    {T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.NEWDECIMAL, T.FLOAT, T.DOUBLE, T.DECIMAL}
+    {
+        T.TINY,
+        T.SHORT,
+        T.INT24,
+        T.LONG,
+        T.LONGLONG,
+        T.NEWDECIMAL,
+        T.FLOAT,
+        T.DOUBLE,
+        T.DECIMAL,
+        T.YEAR,
+    }
 )
 # MySQL 9 counts VECTOR (a binary string underneath) among the character
 # columns of DEFAULT_CHARSET / COLUMN_CHARSET (seen in vector.binlog, 9.0).
 _CHARACTER: Final = frozenset(
-    {T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR}
+    {
+        T.STRING,
+        T.VAR_STRING,
+        T.VARCHAR,
+        T.BLOB,
+        T.TINY_BLOB,
+        T.MEDIUM_BLOB,
+        T.LONG_BLOB,
+        T.VECTOR,
+        T.VARCHAR_COMPRESSED,
+        T.BLOB_COMPRESSED,
+    }
 )
 
 
@@ -116,16 +158,22 @@ class _Col:
     visible: bool = True
     dimensions: int | None = None
 
-    def labels(self, raw: tuple[bytes, ...] | None) -> tuple[str, ...] | None:
+    def labels(self, raw: tuple[bytes, ...] | None, mariadb: bool) -> tuple[str, ...] | None:
         # ENUM/SET labels are in the column's charset (known only once every
-        # optional-metadata field was read); utf-8, then latin-1 if unknown.
+        # optional-metadata field was read); binary or no charset: server text.
+        # Labels that are not text in their charset (or a charset this decoder
+        # does not know) are dropped: values stay indexes / bit masks.
         if raw is None:
             return None
-        decode = decoder_for_collation(self.collation) or _utf8_or_latin1
+        decode = decoder_for_collation(self.collation, mariadb)
+        if decode is None:
+            if self.collation not in (None, _BINARY_COLLATION):
+                return None
+            decode = server_text
         try:
             return tuple(decode(v) for v in raw)
         except UnicodeDecodeError:
-            return tuple(_utf8_or_latin1(v) for v in raw)
+            return None
 
 
 def decode_table_map(
@@ -154,7 +202,7 @@ def decode_table_map(
     pos += 2
     schema, pos = _name(view, pos)
     table, pos = _name(view, pos)
-    count, pos = read_packed_int(view, pos)
+    count, pos = read_lenenc_int(view, pos)
     need(view, pos, count, "column types")
     types = bytes(view[pos : pos + count])
     pos += count
@@ -164,7 +212,7 @@ def decode_table_map(
             for i, t in enumerate(types)
         )
         return TableMapEvent(header, table_id, table_flags, schema, table, cols_old)
-    meta_len, pos = read_packed_int(view, pos)
+    meta_len, pos = read_lenenc_int(view, pos)
     need(view, pos, meta_len, "column metadata")
     meta_end = pos + meta_len
     metas: list[int] = []
@@ -205,7 +253,7 @@ def decode_table_map(
     unknown: list[tuple[int, bytes]] = []
     while pos < end:
         field_type = view[pos]
-        length, pos = read_packed_int(view, pos + 1)
+        length, pos = read_lenenc_int(view, pos + 1)
         if pos + length > end:
             raise MalformedEventError("optional metadata field overruns the event", offset=pos)
         fend = pos + length
@@ -268,8 +316,8 @@ def decode_table_map(
             name=c.name,
             unsigned=c.unsigned,
             collation=c.collation,
-            enum_values=c.labels(c.enum_values),
-            set_values=c.labels(c.set_values),
+            enum_values=c.labels(c.enum_values, mariadb),
+            set_values=c.labels(c.set_values, mariadb),
             geometry_type=c.geometry_type,
             visible=c.visible,
             dimensions=c.dimensions,
@@ -292,11 +340,7 @@ def decode_table_map(
 def _name(view: memoryview, pos: int) -> tuple[str, int]:
     n = u8(view, pos)
     need(view, pos + 1, n + 1, "name")
-    raw = bytes(view[pos + 1 : pos + 1 + n])
-    try:
-        return raw.decode("utf-8"), pos + 2 + n
-    except UnicodeDecodeError:
-        raise MalformedEventError("schema/table name is not valid UTF-8", offset=pos) from None
+    return server_text(view[pos + 1 : pos + 1 + n]), pos + 2 + n
 
 
 def _is_character(col: _Col, mariadb: bool) -> bool:
@@ -326,12 +370,12 @@ def _apply_signedness(cols: list[_Col], view: memoryview, pos: int, end: int) ->
 
 def _apply_default_charset(cols: list[_Col], view: memoryview, pos: int, end: int) -> None:
     # default collation, then (column index among `cols`, collation) exceptions.
-    default, pos = read_packed_int(view, pos)
+    default, pos = read_lenenc_int(view, pos)
     for col in cols:
         col.collation = default
     while pos < end:
-        idx, pos = read_packed_int(view, pos)
-        coll, pos = read_packed_int(view, pos)
+        idx, pos = read_lenenc_int(view, pos)
+        coll, pos = read_lenenc_int(view, pos)
         if idx >= len(cols):
             raise MalformedEventError(f"charset for column {idx} out of range", offset=pos)
         cols[idx].collation = coll
@@ -345,7 +389,7 @@ def _apply_column_charset(cols: list[_Col], view: memoryview, pos: int, end: int
 def _packed_ints(view: memoryview, pos: int, end: int) -> list[int]:
     out = []
     while pos < end:
-        value, pos = read_packed_int(view, pos)
+        value, pos = read_lenenc_int(view, pos)
         out.append(value)
     if pos > end:
         raise MalformedEventError("packed integer overruns its metadata field", offset=pos)
@@ -355,10 +399,10 @@ def _packed_ints(view: memoryview, pos: int, end: int) -> list[int]:
 def _strings(view: memoryview, pos: int, end: int) -> list[str]:
     out = []
     while pos < end:
-        n, pos = read_packed_int(view, pos)
+        n, pos = read_lenenc_int(view, pos)
         if pos + n > end:
             raise MalformedEventError("string overruns its metadata field", offset=pos)
-        out.append(_utf8_or_latin1(bytes(view[pos : pos + n])))
+        out.append(server_text(view[pos : pos + n]))
         pos += n
     return out
 
@@ -366,22 +410,13 @@ def _strings(view: memoryview, pos: int, end: int) -> list[str]:
 def _string_lists(view: memoryview, pos: int, end: int) -> list[tuple[bytes, ...]]:
     out = []
     while pos < end:
-        count, pos = read_packed_int(view, pos)
+        count, pos = read_lenenc_int(view, pos)
         values = []
         for _ in range(count):
-            n, pos = read_packed_int(view, pos)
+            n, pos = read_lenenc_int(view, pos)
             if pos + n > end:
                 raise MalformedEventError("string overruns its metadata field", offset=pos)
             values.append(bytes(view[pos : pos + n]))
             pos += n
         out.append(tuple(values))
     return out
-
-
-def _utf8_or_latin1(raw: bytes) -> str:
-    # Column names are sent as utf8 (system charset); latin-1 keeps any other
-    # byte sequence lossless.
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")

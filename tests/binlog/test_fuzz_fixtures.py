@@ -1,6 +1,6 @@
 """Property: mutated real binlog files decode or raise ProtocolError, nothing else, never hang.
 
-Inputs are the fixture files of ../shared/fixtures/binlogs (MySQL 5.0 - 9.x,
+Inputs are the fixture files of tests/data/binlogs (MySQL 5.0 - 9.x,
 legacy pre-GA 5.2, relay logs, Aurora, MariaDB, transaction payloads, partial
 JSON updates), mutated by truncation, bit flips, byte overwrites and splices
 of bytes from elsewhere in the same or another file. Each mutant is written to
@@ -21,8 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import replica_client as rc
-
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "binlogs"
+from tests.binlog_files import FIXTURES
 
 _NAMES = [
     "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001",

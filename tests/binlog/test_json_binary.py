@@ -2,7 +2,7 @@
 
 Three kinds of evidence:
 
-* real values from server-written binlogs in ``../shared/fixtures/binlogs``
+* real values from server-written binlogs in ``tests/data/binlogs``
   (see MANIFEST.md there): ``json-opaque.binlog`` (MySQL 9.0.1, one JSON column,
   eight opaque/scalar values, decoded by hand below) and ``json.binlog.000001``
   (MySQL 8.0.22, table ``t(id, json_col JSON, name AS (json_col->>'$.name'),
@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replica_client.binlog.json_binary import (
+    JSON_NULL,
     JsonDiff,
     JsonDiffOperation,
     apply_json_diffs,
@@ -39,8 +40,8 @@ from replica_client.binlog.json_binary import (
     parse_json_path,
 )
 from replica_client.errors import MalformedEventError
+from tests.binlog_files import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "binlogs"
 RUST_FIXTURES = FIXTURES / "rust_mysql_common"
 
 # -- a test-side encoder ------------------------------------------------------------
@@ -225,7 +226,7 @@ def plain(value: Any) -> Any:
 @pytest.mark.parametrize(
     ("doc", "expected"),
     [
-        ("0400", None),
+        ("0400", JSON_NULL),
         ("0401", True),
         ("0402", False),
         ("05ffff", -1),
@@ -254,7 +255,7 @@ def test_hand_encoded_object() -> None:
 
 
 def test_empty_value_is_null() -> None:
-    assert decode_json_binary(b"") is None
+    assert decode_json_binary(b"") is JSON_NULL
 
 
 def test_accepts_memoryview_and_bytearray() -> None:
@@ -468,7 +469,8 @@ def same(a: Any, b: Any) -> bool:
 @given(documents, st.booleans())
 def test_round_trip(doc: Any, large: bool) -> None:
     decoded = decode_json_binary(encode(doc, large))
-    assert same(decoded, plain(doc))
+    # A whole document that is null is JSON_NULL (SQL NULL is None).
+    assert same(decoded, JSON_NULL if doc is None else plain(doc))
 
 
 @given(st.integers(-(2**63), 2**64 - 1))

@@ -1,4 +1,4 @@
-"""Every real binlog under ../shared/fixtures/binlogs decodes to its end.
+"""Every real binlog under tests/data/binlogs decodes to its end.
 
 The fixtures are server-written MySQL 5.0.16 ... 9.6.0, Percona, Aurora and
 MariaDB 10.3 / 10.5 / 11.8 binlogs and relay logs (see their MANIFEST.md).
@@ -19,8 +19,8 @@ import pytest
 import replica_client as rc
 from replica_client.binlog.constants import BinlogChecksumAlg, EventType
 from replica_client.binlog.events import TransactionPayloadEvent
+from tests.binlog_files import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "binlogs"
 _SIDECARS = {".md", ".txt", ".sql"}
 
 #: file -> (exception type, position of the failing event or None).
@@ -124,7 +124,7 @@ def test_totals() -> None:
     assert counts["AnonymousGtidEvent"] == 923
     assert counts["PreviousGtidsEvent"] == 53
     assert counts["IncidentEvent"] == 1
-    assert counts["StartEventV3"] == 0  # no v1/v3 fixture: see test_legacy_formats
+    assert counts["StartEventV3"] == 0  # no v1/v3 fixture: see tests/binlog/test_legacy.py
     assert sum(counts.values()) - counts["inner"] == 11297
 
 

@@ -36,8 +36,8 @@ from replica_client.binlog.events import (
     TransactionPayloadEvent,
 )
 from replica_client.binlog.json_binary import apply_json_diffs
+from tests.binlog_files import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "binlogs"
 CDC = FIXTURES / "mysql-cdc-rs"
 
 

@@ -3,8 +3,8 @@ what other tools printed about them.
 
 Files: ``mariadb-operator-poc/domain_id_0/*`` (MariaDB 11.8.5),
 ``pollen-plus-desktop-mariadb103/*`` (10.3.14) and
-``rust_mysql_common/mariadb-bin.000001`` (10.5.15), from the shared fixtures
-directory beside the repository (``../shared/fixtures/binlogs``). The expected
+``rust_mysql_common/mariadb-bin.000001`` (10.5.15), from the fixtures
+directory ``tests/data/binlogs``. The expected
 values are read from the files that came with them, never retyped here:
 
 - ``mariadb-operator-poc/README.expected-metadata.md``: per-file metadata printed
@@ -38,8 +38,8 @@ from replica_client.binlog.events import (
     StopEvent,
     WriteRowsEvent,
 )
+from tests.binlog_files import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "binlogs"
 POC = "mariadb-operator-poc"
 README = FIXTURES / POC / "README.expected-metadata.md"
 MANIFEST = FIXTURES / "MANIFEST.md"

@@ -44,7 +44,9 @@ def _run(srv: MariaDBServer) -> tuple[oracle.Workload, list[Path]]:
         srv.sql("FLUSH BINARY LOGS")
     finally:
         conn.close()
-    return workload, [f for f in srv.binlog_files() if f.name >= first.name]
+    # Closed files only: the server may still add a BINLOG_CHECKPOINT event to the
+    # active one while it is read (it holds none of the workload).
+    return workload, [f for f in srv.binlog_files()[:-1] if f.name >= first.name]
 
 
 def _compare(events: rc.BinlogFileReader, workload: oracle.Workload) -> None:
