@@ -50,8 +50,8 @@ __all__ = [
     "session_seeds",
 ]
 
-#: The shared fixtures directory beside the repository (real binlogs of many servers).
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "binlogs"
+#: The repository's real binlogs of many servers (tests/data/binlogs).
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "data" / "binlogs"
 _MAGIC = b"\xfebin"
 _U32 = struct.Struct("<I")
 _LIMITS = DecoderOptions(max_event_size=1 << 20, table_map_cache_size=64)

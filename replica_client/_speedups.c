@@ -29,7 +29,7 @@ enum Code {
     C_BIT, C_STRING, C_ENUM, C_DECIMAL, C_SET
 };
 
-enum { AS_BYTES = 0, AS_UTF8 = 1, AS_LATIN1 = 2 };
+enum { AS_BYTES = 0, AS_UTF8 = 1, AS_LATIN1 = 2, AS_UTF8MB3 = 3 };
 
 typedef struct {
     int code;
@@ -372,11 +372,15 @@ static PyObject *read_value(Column *c, Ctx *ctx, Py_ssize_t *pos) {
         Py_ssize_t n = (Py_ssize_t)le_n(p, pl);
         if (n > left - pl) break; /* overrun: the reader raises */
         const char *s = (const char *)p + pl;
-        if (c->b == AS_UTF8) {
+        if (c->b == AS_UTF8 || c->b == AS_UTF8MB3) {
             PyObject *v = PyUnicode_DecodeUTF8(s, n, NULL);
             if (v == NULL) {
                 if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return NULL;
                 PyErr_Clear();
+                v = PyBytes_FromStringAndSize(s, n);
+            } else if (c->b == AS_UTF8MB3 && PyUnicode_KIND(v) == PyUnicode_4BYTE_KIND) {
+                /* A character above U+FFFF: not utf8mb3, the value stays bytes. */
+                Py_DECREF(v);
                 v = PyBytes_FromStringAndSize(s, n);
             }
             *pos = at + pl + n;

@@ -21,8 +21,6 @@ from .binlog.events import (
     MISSING,
     DeleteRowsEvent,
     Event,
-    GtidEvent,
-    MysqlGtidEvent,
     RotateEvent,
     Row,
     RowsEvent,
@@ -30,12 +28,15 @@ from .binlog.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from .binlog.transactions import TransactionTracker
 from .position import FilePos
+from .schema import ProvidedColumns, apply_schema, needs_schema, retype_rows
 
 __all__ = ["Change", "ChangeBuilder", "ColumnNames", "iter_changes"]
 
-#: Column names for a table when the binlog lacks them: (schema, table) -> names.
-ColumnNames = Callable[[str, str], "tuple[str, ...] | None"]
+#: What the binlog lacks for a table, ``(schema, table) -> columns | None``: column
+#: names, or ``ColumnSchema`` entries with the SQL data type (see ``replica_client.schema``).
+ColumnNames = Callable[[str, str], "ProvidedColumns | None"]
 
 Op = Literal["insert", "update", "delete"]
 
@@ -72,31 +73,31 @@ def _as_dict(names: tuple[str, ...], row: Row) -> dict[str, Any]:
 class ChangeBuilder:
     """Turns events into changes; tracks the current file and transaction GTID."""
 
-    __slots__ = ("_column_names", "_file", "_gtid", "_names_cache")
+    __slots__ = ("_column_names", "_file", "_names_cache", "_transactions")
 
     def __init__(self, column_names: ColumnNames | None = None) -> None:
         self._column_names = column_names
-        self._gtid: str | None = None
+        self._transactions = TransactionTracker()
         self._file: str | None = None
-        self._names_cache: dict[int, tuple[TableMapEvent, tuple[str, ...]]] = {}
+        self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
 
     @property
     def gtid(self) -> str | None:
-        return self._gtid
+        """The GTID of the transaction being read (None without one)."""
+        return self._transactions.gtid
 
-    def names_for(self, table: TableMapEvent) -> tuple[str, ...]:
+    def _schema_for(self, table: TableMapEvent) -> TableMapEvent:
+        """``table`` with what the provider adds (the same object when nothing)."""
+        if self._column_names is None or not needs_schema(table):
+            return table
         cached = self._names_cache.get(id(table))
         if cached is not None and cached[0] is table:
             return cached[1]
-        names = table.column_names
-        if not table.has_column_names and self._column_names is not None:
-            provided = self._column_names(table.schema, table.table)
-            if provided is not None and len(provided) == len(table.columns):
-                names = tuple(provided)
+        known = apply_schema(table, self._column_names(table.schema, table.table)) or table
         if len(self._names_cache) > 1024:
             self._names_cache.clear()
-        self._names_cache[id(table)] = (table, names)
-        return names
+        self._names_cache[id(table)] = (table, known)
+        return known
 
     def feed(self, event: Event, position: FilePos | None = None) -> list[Change]:
         """Changes carried by ``event`` (empty for non-row events).
@@ -110,21 +111,21 @@ class ChangeBuilder:
             if position is None and self._file is not None and event.log_pos:
                 position = FilePos(self._file, max(event.log_pos - event.header.event_size, 0))
             return self._changes(event, position)
-        if isinstance(event, GtidEvent):
-            self._gtid = event.gtid
-        elif isinstance(event, MysqlGtidEvent):
-            # "uuid:gno" ("uuid:tag:gno"); None for ANONYMOUS_GTID (gtid_mode=OFF)
-            self._gtid = event.gtid
-        elif isinstance(event, RotateEvent):
+        self._transactions.observe(event)
+        if isinstance(event, RotateEvent):
             self._file = event.next_file
         return []
 
     def _changes(self, event: RowsEvent, position: FilePos | None) -> list[Change]:
+        known = self._schema_for(event.table)
+        if known is not event.table:
+            event = retype_rows(event, known)
         table = event.table
-        names = self.names_for(table)
+        names = table.column_names
         pk = tuple(names[i] for i in table.primary_key)
         ts = dt.datetime.fromtimestamp(event.header.timestamp, dt.UTC)
         common = (table.schema, table.table)
+        gtid = self._transactions.gtid
         out: list[Change] = []
         sid = event.header.server_id
         if isinstance(event, UpdateRowsEvent):
@@ -135,7 +136,7 @@ class ChangeBuilder:
                         *common,
                         _as_dict(names, before),
                         _as_dict(names, after),
-                        self._gtid,
+                        gtid,
                         position,
                         ts,
                         i,
@@ -151,7 +152,7 @@ class ChangeBuilder:
                         *common,
                         None,
                         _as_dict(names, row),
-                        self._gtid,
+                        gtid,
                         position,
                         ts,
                         i,
@@ -167,7 +168,7 @@ class ChangeBuilder:
                         *common,
                         _as_dict(names, row),
                         None,
-                        self._gtid,
+                        gtid,
                         position,
                         ts,
                         i,

@@ -1,20 +1,32 @@
-"""Position value types shared by every layer: file/offset and MariaDB GTIDs.
+"""Position value types shared by every layer: file/offset, MariaDB and MySQL GTIDs.
 
 No I/O. ``FilePos`` names a binlog file and a byte offset; ``Gtid`` is a MariaDB
-GTID state ("domain-server-seq" triples, comma-separated, one per domain).
-Both validate their input, so values built from them are safe to put in SQL.
+GTID state ("domain-server-seq" triples, comma-separated, one per domain);
+``MysqlGtidSet`` a MySQL GTID set (``uuid:1-100:200,uuid2:tag:1-5``). All
+validate their input, so values built from them are safe to put in SQL.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import struct
+import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .errors import ConfigError
 
-__all__ = ["FilePos", "Gtid", "GtidTriple", "validate_binlog_file_name"]
+__all__ = [
+    "FilePos",
+    "Gtid",
+    "GtidTriple",
+    "MysqlGtidSet",
+    "MysqlSource",
+    "missing_transactions",
+    "parse_gtid_state",
+    "validate_binlog_file_name",
+]
 
 # Binlog file names are made by the server from log_bin's basename plus a
 # numeric extension; anything outside this set is refused before it reaches SQL
@@ -132,3 +144,199 @@ class Gtid:
 
     def __bool__(self) -> bool:
         return bool(self.text)
+
+
+#: One source of a MySQL GTID set: (server UUID, tag, "" when untagged).
+MysqlSource = tuple[str, str]
+#: Inclusive (first, last) intervals of transaction numbers, sorted and disjoint.
+Intervals = tuple[tuple[int, int], ...]
+
+_U64: Final = struct.Struct("<Q")
+_INTERVAL: Final = struct.Struct("<QQ")
+_GNO: Final = re.compile(r"(\d{1,19})(?:-(\d{1,19}))?")
+_TAG: Final = re.compile(r"[a-z_][a-z0-9_]{0,31}")
+_MAX_GNO: Final = (1 << 63) - 1
+
+
+def _merge(intervals: Iterable[tuple[int, int]]) -> Intervals:
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(intervals):
+        if merged and first <= merged[-1][1] + 1:
+            if last > merged[-1][1]:
+                merged[-1] = (merged[-1][0], last)
+        else:
+            merged.append((first, last))
+    return tuple(merged)
+
+
+@dataclass(frozen=True, slots=True)
+class MysqlGtidSet:
+    """A MySQL GTID set, validated and normalised (``str()`` is the canonical text).
+
+    ``MysqlGtidSet("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7")``; tagged GTIDs
+    (MySQL 8.4+) read ``uuid:tag:1-3``. Sources are sorted by UUID, a source's
+    untagged intervals come before its tags (sorted), as the server prints them.
+    """
+
+    text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", _gtid_set_text(self._parse(self.text)))
+
+    @staticmethod
+    def _parse(text: str) -> dict[MysqlSource, Intervals]:
+        by_source: dict[MysqlSource, list[tuple[int, int]]] = {}
+        for part in text.replace(" ", "").replace("\n", "").split(","):
+            if not part:
+                continue
+            sid_text, _, rest = part.partition(":")
+            try:
+                sid = str(uuid.UUID(sid_text))
+            except ValueError as exc:
+                raise ConfigError(f"invalid server UUID {sid_text!r} in GTID set") from exc
+            if not rest:
+                raise ConfigError(f"GTID set entry {part!r} has no intervals")
+            tag = ""
+            for item in rest.split(":"):
+                m = _GNO.fullmatch(item)
+                if m is None:
+                    if not _TAG.fullmatch(item):
+                        raise ConfigError(f"invalid GTID interval or tag {item!r} in {part!r}")
+                    tag = item
+                    by_source.setdefault((sid, tag), [])
+                    continue
+                first = int(m[1])
+                last = int(m[2]) if m[2] else first
+                if not 1 <= first <= last <= _MAX_GNO:
+                    raise ConfigError(f"invalid GTID interval {item!r} in {part!r}")
+                by_source.setdefault((sid, tag), []).append((first, last))
+        for source, intervals in by_source.items():
+            if not intervals:
+                raise ConfigError(f"GTID tag {source[1]!r} of {source[0]} has no intervals")
+        return {src: _merge(ivs) for src, ivs in sorted(by_source.items())}
+
+    @classmethod
+    def from_sources(cls, sources: Mapping[MysqlSource, Iterable[tuple[int, int]]]) -> MysqlGtidSet:
+        """The set holding these intervals (inclusive), without parsing text."""
+        merged = {src: _merge(ivs) for src, ivs in sorted(sources.items()) if ivs}
+        for (sid, tag), intervals in merged.items():
+            if (tag and not _TAG.fullmatch(tag)) or any(
+                not 1 <= a <= b <= _MAX_GNO for a, b in intervals
+            ):
+                raise ConfigError(f"invalid GTID intervals {intervals!r} for {sid}:{tag}")
+        state = object.__new__(cls)
+        object.__setattr__(state, "text", _gtid_set_text(merged))
+        return state
+
+    @property
+    def sources(self) -> dict[MysqlSource, Intervals]:
+        """(uuid, tag) -> inclusive intervals."""
+        return self._parse(self.text)
+
+    def __contains__(self, gtid: object) -> bool:
+        """``"uuid:5" in s`` / ``"uuid:tag:5" in s``."""
+        if not isinstance(gtid, str):
+            return False
+        sid, _, rest = gtid.partition(":")
+        tag, _, gno_text = rest.rpartition(":")
+        if not gno_text.isdigit():
+            return False
+        gno = int(gno_text)
+        intervals = self.sources.get((str(uuid.UUID(sid)), tag), ())
+        return any(a <= gno <= b for a, b in intervals)
+
+    def missing_from(self, other: MysqlGtidSet) -> MysqlGtidSet:
+        """The GTIDs of this set that ``other`` lacks (empty when ``other`` has them all)."""
+        theirs = other.sources
+        out: dict[MysqlSource, list[tuple[int, int]]] = {}
+        for source, intervals in self.sources.items():
+            for first, last in intervals:
+                cursor = first
+                for a, b in theirs.get(source, ()):
+                    if b < cursor or a > last:
+                        continue
+                    if a > cursor:
+                        out.setdefault(source, []).append((cursor, a - 1))
+                    cursor = b + 1
+                if cursor <= last:
+                    out.setdefault(source, []).append((cursor, last))
+        return MysqlGtidSet.from_sources(out)
+
+    def encode(self) -> bytes:
+        """The binary form sent in COM_BINLOG_DUMP_GTID (``Gtid_set::encode``).
+
+        ``n_sids u64 | { sid[16] | [tag] | n_intervals u64 | { start u64 | end u64 } }``
+        with exclusive ends. A set with tagged GTIDs uses the tagged format: the
+        first u64 is ``1 << 56 | n_sids << 8 | 1`` and every source carries its
+        tag as a serialization-library string (length << 1 in one byte, then
+        the bytes; an untagged source an empty one).
+        """
+        sources = self.sources
+        tagged = any(tag for _, tag in sources)
+        count = 1 << 56 | len(sources) << 8 | 1 if tagged else len(sources)
+        parts = [_U64.pack(count)]
+        for (sid, tag), intervals in sources.items():
+            parts.append(uuid.UUID(sid).bytes)
+            if tagged:
+                parts.append(bytes([len(tag) << 1]) + tag.encode("ascii"))
+            parts.append(_U64.pack(len(intervals)))
+            parts.extend(_INTERVAL.pack(a, b + 1) for a, b in intervals)
+        return b"".join(parts)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+def _gtid_set_text(sources: Mapping[MysqlSource, Intervals]) -> str:
+    by_sid: dict[str, list[str]] = {}
+    for (sid, tag), intervals in sorted(sources.items()):
+        text = ":".join(f"{a}-{b}" if a != b else str(a) for a, b in intervals)
+        by_sid.setdefault(sid, []).append(f"{tag}:{text}" if tag else text)
+    return ",".join(f"{sid}:" + ":".join(parts) for sid, parts in by_sid.items())
+
+
+def parse_gtid_state(text: str) -> Gtid | MysqlGtidSet:
+    """A GTID state in either flavour's text form: MySQL sets name a server UUID and a colon."""
+    return MysqlGtidSet(text) if ":" in text else Gtid(text)
+
+
+def missing_transactions(
+    delivered: Gtid | MysqlGtidSet,
+    primary: Gtid | MysqlGtidSet,
+    recent: Iterable[GtidTriple] = (),
+) -> tuple[str, ...]:
+    """The transactions of ``delivered`` that a primary whose binlog holds ``primary`` lacks.
+
+    MySQL: the set difference, exactly (``uuid:a-b`` entries). MariaDB: per
+    domain, the GTIDs past the primary's sequence number, named from ``recent``
+    (the last delivered ones) or as a range ``domain-*-first..last`` where they
+    are not known, and the delivered GTID itself when the primary holds another
+    transaction in its place (same sequence number, other server).
+    """
+    if isinstance(delivered, MysqlGtidSet):
+        if not isinstance(primary, MysqlGtidSet):
+            return tuple(str(delivered).split(",")) if delivered else ()
+        lacking = delivered.missing_from(primary)
+        return tuple(str(lacking).split(",")) if lacking else ()
+    theirs = {t.domain: t for t in primary.triples} if isinstance(primary, Gtid) else {}
+    remembered = list(recent)
+    missing: list[str] = []
+    for mine in delivered.triples:
+        have = theirs.get(mine.domain)
+        if have is not None and (
+            have.seq > mine.seq or (have.seq == mine.seq and have.server_id == mine.server_id)
+        ):
+            continue
+        after = have.seq if have is not None else 0
+        if have is not None and have.seq == mine.seq:
+            named = [str(mine)]  # another transaction holds this GTID's place
+        else:
+            named = [str(g) for g in remembered if g.domain == mine.domain and g.seq > after]
+        first = int(named[0].rsplit("-", 1)[1]) if named else mine.seq + 1
+        if first > after + 1:
+            named.insert(0, f"{mine.domain}-*-{after + 1}..{first - 1}")
+        missing.extend(named)
+    return tuple(missing)

@@ -9,16 +9,12 @@ For every event packet of the stream the session
 * strips the 0x00 status byte and, when semi-sync was negotiated, the 2-byte
   semi-sync header (0xEF, flag) and remembers whether the primary wants an ACK;
 * decodes the event with :class:`~replica_client.binlog.decoder.EventDecoder`;
-* tracks where the event starts and ends in the primary's binlog: a ROTATE sets
-  file and position, a non-zero ``log_pos`` is the end position, a zero
-  ``log_pos`` (MariaDB 11.4+ inside transactions) means "start + size", and
-  artificial events without a position (fake ROTATE, re-sent FDE) move nothing;
-* tracks transaction boundaries: a group opened by a GTID event (or ``BEGIN``)
-  ends with XID, ``COMMIT``/``ROLLBACK``, XA PREPARE, or, for a standalone
-  GTID group (DDL), with its statement; every event outside a group is a
-  boundary too. After a boundary the item carries a :class:`Checkpoint`: the
-  file position and MariaDB GTID state from which the stream can resume
-  without losing or repeating a transaction;
+* asks its :class:`~replica_client.binlog.transactions.TransactionTracker`
+  where the event sits in the primary's binlog and whether it ends a
+  transaction; after a boundary the item carries the tracker's
+  :class:`~replica_client.binlog.transactions.Checkpoint`: the file position
+  and GTID state from which the stream can resume without losing or repeating
+  a transaction;
 * builds semi-sync ACKs on request (``ack``): ``0xEF | end position u64 | file``.
 
 Resuming after a reconnect (``resume_skip``): the driver restarts the dump from
@@ -32,31 +28,26 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final, Literal
 
 from .accel import constructor
-from .binlog.constants import EVENT_HEADER_LEN, EventFlag, EventType
+from .binlog.constants import EVENT_HEADER_LEN, BinlogChecksumAlg, EventFlag, EventType
 from .binlog.decoder import EventDecoder
 from .binlog.events import (
     Event,
-    FormatDescriptionEvent,
     GtidEvent,
-    GtidListEvent,
-    QueryEvent,
-    RotateEvent,
+    MysqlGtidEvent,
     TransactionPayloadEvent,
-    XaPrepareEvent,
-    XidEvent,
+    event_type_name,
 )
+from .binlog.transactions import Checkpoint, TransactionTracker
 from .config import DecoderOptions
-from .errors import MalformedEventError, ProtocolError, StateError
-from .position import FilePos, Gtid, GtidTriple
+from .errors import FailoverError, MalformedEventError, ProtocolError, StateError
+from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, missing_transactions
 from .wire.auth import RandomBytes
-from .wire.constants import SEMI_SYNC_INDICATOR, SemiSyncFlag
-from .wire.packets import build_semisync_ack
+from .wire.packets import build_semisync_ack, semi_sync_ack_requested
 from .wire.registration import (
     END_OF_STREAM,
     Flavor,
@@ -69,7 +60,9 @@ __all__ = [
     "END",
     "NEED_DATA",
     "Checkpoint",
+    "Delivery",
     "ReplicaSession",
+    "ResumePoint",
     "StreamItem",
 ]
 
@@ -84,126 +77,8 @@ NEED_DATA: Final = _Signal.NEED_DATA
 #: ``next_item()``: a non-blocking dump reached the end of the binlog.
 END: Final = _Signal.END
 
-_HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
-_MYSQL_GTID_TYPES: Final = frozenset(
-    {
-        EventType.GTID_LOG_EVENT,
-        EventType.ANONYMOUS_GTID_LOG_EVENT,
-        EventType.GTID_TAGGED_LOG_EVENT,
-    }
-)
-_GROUP_END_QUERIES: Final = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
-
-# Plain ints for the per-event tests (IntEnum/IntFlag operators cost a Python call each).
-_HEARTBEAT_CODES: Final = frozenset(int(t) for t in _HEARTBEATS)
-_MYSQL_GTID_CODES: Final = frozenset(int(t) for t in _MYSQL_GTID_TYPES)
-_ROTATE: Final = int(EventType.ROTATE_EVENT)
-_FDE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
 _GTID_LIST: Final = int(EventType.GTID_LIST_EVENT)
 _ARTIFICIAL: Final = int(EventFlag.ARTIFICIAL)
-_SYNC: Final = int(SemiSyncFlag.SYNC)
-# Events whose place in the binlog is not simply "ends at log_pos".
-_PLACE_SPECIAL: Final = _HEARTBEAT_CODES | {_ROTATE, _FDE}
-
-# What an event class means for transaction boundaries (``_group_update``),
-# worked out once per class with the isinstance tests below.
-_K_OTHER: Final = 0  # rows, TABLE_MAP, ...: no effect
-_K_GTID: Final = 1  # MariaDB GTID: a group starts
-_K_GTID_LIST: Final = 2
-_K_NEUTRAL: Final = 3  # FORMAT_DESCRIPTION, ROTATE
-_K_QUERY: Final = 4
-_K_END: Final = 5  # XID, XA PREPARE
-_KINDS: dict[type[Event], int] = {}
-
-
-def _kind_of(cls: type[Event]) -> int:
-    """What ``cls`` means for transaction boundaries (per event: ``_KINDS.get`` first)."""
-    kind = _KINDS.get(cls)
-    if kind is not None:
-        return kind
-    if issubclass(cls, GtidEvent):
-        kind = _K_GTID
-    elif issubclass(cls, GtidListEvent):
-        kind = _K_GTID_LIST
-    elif issubclass(cls, FormatDescriptionEvent | RotateEvent):
-        kind = _K_NEUTRAL
-    elif issubclass(cls, QueryEvent):
-        kind = _K_QUERY
-    elif issubclass(cls, XidEvent | XaPrepareEvent):
-        kind = _K_END
-    else:
-        kind = _K_OTHER
-    _KINDS[cls] = kind
-    return kind
-
-
-class Checkpoint:
-    """A resume point between transactions: the next event's position and the GTID state.
-
-    Read-only. ``position`` and ``gtid_state`` are built when first read: a
-    stream passes a checkpoint after every transaction and most are never
-    looked at.
-    """
-
-    __slots__ = ("_file", "_gtids", "_pos", "_position", "_state")
-
-    def __init__(self, position: FilePos, gtid_state: Gtid) -> None:
-        self._file = position.file
-        self._pos = position.pos
-        self._gtids: Mapping[int, GtidTriple] | None = None
-        self._position: FilePos | None = position
-        self._state: Gtid | None = gtid_state
-
-    @classmethod
-    def _at(
-        cls, file: str, pos: int, gtids: Mapping[int, GtidTriple], state: Gtid | None
-    ) -> Checkpoint:
-        # ``gtids`` (domain -> triple) is never mutated afterwards (the session
-        # replaces its map on every change), so it is held, not copied;
-        # ``state`` is the same as a Gtid when one was built already.
-        cp = object.__new__(cls)
-        cp._file = file
-        cp._pos = pos
-        cp._gtids = gtids
-        cp._position = None
-        cp._state = state
-        return cp
-
-    @property
-    def position(self) -> FilePos:
-        """Where the next event starts."""
-        position = self._position
-        if position is None:
-            position = self._position = FilePos(self._file, self._pos)
-        return position
-
-    @property
-    def gtid_state(self) -> Gtid:
-        """The GTID state after the transactions before this point."""
-        state = self._state
-        if state is None:
-            assert self._gtids is not None
-            state = self._state = Gtid.from_domains(self._gtids)
-        return state
-
-    def same_as(self, other: Checkpoint) -> bool:
-        """Equal to ``other`` (cheaper than ``==`` when neither was read yet)."""
-        if self._pos != other._pos or self._file != other._file:
-            return False
-        if self._gtids is not None and other._gtids is not None:
-            return self._gtids is other._gtids or self._gtids == other._gtids
-        return self.gtid_state == other.gtid_state
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Checkpoint):
-            return NotImplemented
-        return self.same_as(other)
-
-    def __hash__(self) -> int:
-        return hash((self._file, self._pos, self.gtid_state))
-
-    def __repr__(self) -> str:
-        return f"Checkpoint(position={self.position!r}, gtid_state={self.gtid_state!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +98,7 @@ class StreamItem:
             only these are counted for ``resume_skip``.
         skipped: already delivered before a reconnect; not for the consumer.
         deliver: the consumer's event-type filter wants it.
+        raw: the event's bytes (header to checksum), when the session keeps them.
     """
 
     event: Event | None
@@ -235,6 +111,7 @@ class StreamItem:
     countable: bool = True
     skipped: bool = False
     deliver: bool = True
+    raw: bytes | None = None
 
     @property
     def for_consumer(self) -> bool:
@@ -246,18 +123,157 @@ class StreamItem:
 _new_item: Final = constructor(StreamItem)
 
 
-@dataclass(slots=True)
-class _Tracker:
-    """Position and transaction-boundary tracking."""
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a new connection restarts the dump so that nothing is lost or repeated.
 
-    file: str = ""
-    pos: int = 0
-    #: The GTID state as domain -> triple; ``Gtid`` objects are built only when asked.
-    gtids: dict[int, GtidTriple] = field(default_factory=dict)
-    gtid_cache: Gtid | None = None
-    in_group: bool = False
-    standalone: bool = False
-    group_gtid: GtidTriple | None = None
+    Attributes:
+        start: the position or GTID state to dump from ("now": the primary's current
+            end; None: its first binlog).
+        gtid_state: the GTID state at ``start``.
+        skip: the type codes of the binlog events after ``start`` already handed
+            to the consumer (of the transaction that was being delivered when the
+            connection broke), in order: the new dump must send the same ones again.
+        group: the GTID of that transaction, checked against the re-sent one.
+    """
+
+    start: FilePos | Gtid | MysqlGtidSet | Literal["now"] | None
+    gtid_state: Gtid | MysqlGtidSet
+    skip: tuple[int, ...] = ()
+    group: str | None = None
+
+
+class Delivery:
+    """What the consumer has been handed: the last checkpoint passed, and the events since.
+
+    The driver calls :meth:`passed` for every item the consumer is handed (or
+    that its filters drop), in order; :meth:`resume_point` says where a new
+    connection restarts. ``position`` and ``gtid_state`` move only at
+    transaction boundaries.
+
+    Args:
+        start: the stream's start (a position, a GTID state, or None).
+        remember: how many of the last delivered MariaDB GTIDs to keep, to name
+            them when a new primary lacks them.
+    """
+
+    __slots__ = (
+        "_checkpoint",
+        "_group",
+        "_kinds",
+        "_resolved",
+        "_start_gtid",
+        "_start_pos",
+        "recent",
+    )
+
+    def __init__(
+        self, start: FilePos | Gtid | MysqlGtidSet | None = None, *, remember: int = 100_000
+    ) -> None:
+        self._start_pos = start if isinstance(start, FilePos) else None
+        self._start_gtid: Gtid | MysqlGtidSet = (
+            start if isinstance(start, Gtid | MysqlGtidSet) else Gtid("")
+        )
+        self._checkpoint: Checkpoint | None = None
+        self._kinds: list[int] = []  # type codes of the events passed since the checkpoint
+        # the GTID event of the transaction being delivered
+        self._group: GtidEvent | MysqlGtidEvent | None = None
+        self._resolved: FilePos | Gtid | MysqlGtidSet | None = None
+        #: The MariaDB GTIDs of the last transactions delivered whole, oldest first.
+        self.recent: deque[GtidTriple] = deque(maxlen=remember)
+
+    @property
+    def position(self) -> FilePos | None:
+        """Where the next undelivered transaction starts (None: not known yet)."""
+        cp = self._checkpoint
+        return cp.position if cp is not None else self._start_pos
+
+    @property
+    def gtid_state(self) -> Gtid | MysqlGtidSet:
+        """The GTID state after the last transaction delivered whole."""
+        cp = self._checkpoint
+        return cp.gtid_state if cp is not None else self._start_gtid
+
+    @property
+    def since_checkpoint(self) -> int:
+        """Binlog events delivered after the last checkpoint."""
+        return len(self._kinds)
+
+    def connected(self, resolved_start: FilePos | Gtid | MysqlGtidSet | None) -> None:
+        """The first connection resolved the start ("now", "earliest") to this."""
+        if self._resolved is None:
+            self._resolved = resolved_start
+        if (
+            self._checkpoint is None
+            and not self._start_gtid
+            and isinstance(resolved_start, Gtid | MysqlGtidSet)
+        ):
+            self._start_gtid = resolved_start
+
+    def passed(self, item: StreamItem) -> bool:
+        """Account for an item handed out; True when it completed a transaction."""
+        cp = item.checkpoint
+        event = item.event
+        completed = False
+        if cp is not None:
+            # the end of a transaction whose GTID event was handed out (a heartbeat
+            # or a resumed dump's artificial events end nothing)
+            group = self._group
+            completed = group is not None and item.countable and not item.skipped
+            if completed and type(group) is GtidEvent:
+                self.recent.append(group.triple)
+            if cp is not self._checkpoint:
+                self._apply(cp)
+        elif item.countable and not item.skipped:  # skipped ones were counted before
+            self._kinds.append(event.type_code if event is not None else _ANY_EVENT)
+        if type(event) is GtidEvent or isinstance(event, MysqlGtidEvent):
+            self._group = event  # after the checkpoint before it was applied
+        return completed
+
+    def _apply(self, cp: Checkpoint) -> None:
+        last = self._checkpoint
+        if cp == last or (
+            last is None and cp.position == self._start_pos and cp.gtid_state == self._start_gtid
+        ):
+            # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
+            # keep counting, or a second cut while the resumed dump is still
+            # skipping would resume with too small a skip and repeat events.
+            return
+        self._checkpoint = cp
+        self._kinds = []
+        self._group = None
+
+    def resume_point(self, *, by_gtid: bool = False) -> ResumePoint:
+        """Where a new connection restarts the dump.
+
+        ``by_gtid``: from the GTID state rather than the position (another
+        primary, whose file positions are its own).
+
+        Raises:
+            FailoverError: ``by_gtid`` but the GTID state is not known.
+        """
+        state = self.gtid_state
+        start: FilePos | Gtid | MysqlGtidSet | None
+        if by_gtid:
+            if not state:
+                raise FailoverError(
+                    "cannot resume on another primary: the stream's GTID state is not known "
+                    "(it started at a file position of a MySQL primary, or has seen no GTID)"
+                )
+            start = state
+        else:
+            start = self.position or self._resolved
+        kinds = tuple(self._kinds)
+        group = self._group.gtid if kinds and self._group is not None else None
+        return ResumePoint(start, state, kinds, group)
+
+
+    def missing_on(self, primary: Gtid | MysqlGtidSet) -> tuple[str, ...]:
+        """The delivered transactions a primary with GTID state ``primary`` lacks."""
+        return missing_transactions(self.gtid_state, primary, self.recent)
+
+
+_ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept
 
 
 class ReplicaSession:
@@ -268,10 +284,12 @@ class ReplicaSession:
         decoder_options: options of the binlog decoder.
         event_types: deliver only events of these classes (``None``: all).
         gtid_state: the GTID state at the start position, when known (resume).
-        resume_skip: binlog events after the start already delivered earlier.
+        resume_skip: the type codes of the binlog events after the start that were
+            delivered before (they come again and are skipped; each must match).
         resume_gtid: the GTID of the transaction those events belong to.
         ack_on_receipt: queue the semi-sync ACK of a flagged event as soon as
             it is decoded (``next_item``), not when the driver calls ``ack``.
+        keep_raw: give every item the event's bytes (``StreamItem.raw``).
         random_bytes: randomness for auth nonces (tests inject their own).
     """
 
@@ -284,7 +302,7 @@ class ReplicaSession:
         "_event_types",
         "_framed",
         "_framed_bytes",
-        "_last_checkpoint",
+        "_keep_raw",
         "_machine",
         "_pending_inner",
         "_resume_gtid",
@@ -300,29 +318,26 @@ class ReplicaSession:
         *,
         decoder_options: DecoderOptions | None = None,
         event_types: tuple[type[Event], ...] | None = None,
-        gtid_state: Gtid | None = None,
-        resume_skip: int = 0,
-        resume_gtid: GtidTriple | None = None,
+        gtid_state: Gtid | MysqlGtidSet | None = None,
+        resume_skip: tuple[int, ...] = (),
+        resume_gtid: str | None = None,
         ack_on_receipt: bool = False,
+        keep_raw: bool = False,
         random_bytes: RandomBytes = os.urandom,
     ) -> None:
         self._machine = RegistrationMachine(settings, random_bytes=random_bytes)
         self._decoder_options = decoder_options or DecoderOptions()
         self._decoder: EventDecoder | None = None
         self._event_types = event_types
-        self._t = _Tracker()
         start = settings.start
-        if gtid_state is None and isinstance(start, Gtid):
+        if gtid_state is None and isinstance(start, Gtid | MysqlGtidSet):
             gtid_state = start
-        if gtid_state is not None:
-            self._t.gtids = {g.domain: g for g in gtid_state.triples}
-            self._t.gtid_cache = gtid_state
-        if isinstance(start, FilePos):
-            self._t.file, self._t.pos = start.file, start.pos
+        self._t = TransactionTracker(start if isinstance(start, FilePos) else None, gtid_state)
         self._resume_skip = resume_skip
         #: GTID of the interrupted transaction, checked against the re-sent one.
         self._resume_gtid = resume_gtid
         self._ack_on_receipt = ack_on_receipt
+        self._keep_raw = keep_raw
         self._seen_since_start = 0
         # A MariaDB GTID start: the primary sends the first file's header events,
         # then an artificial GTID_LIST where the requested GTID state begins. File
@@ -335,7 +350,6 @@ class ReplicaSession:
         self._framed_bytes = 0
         self._semi = False
         self._ended = False
-        self._last_checkpoint: Checkpoint | None = None
 
     def __repr__(self) -> str:
         return f"<ReplicaSession {self._machine!r} at {self._t.file}:{self._t.pos}>"
@@ -373,13 +387,9 @@ class ReplicaSession:
         return FilePos(t.file, t.pos) if t.file else None
 
     @property
-    def gtid_state(self) -> Gtid:
+    def gtid_state(self) -> Gtid | MysqlGtidSet:
         """GTID state after the last transaction next_item returned (not delivered)."""
-        t = self._t
-        state = t.gtid_cache
-        if state is None:
-            state = t.gtid_cache = Gtid.from_domains(t.gtids)
-        return state
+        return self._t.gtid_state
 
     # -- sans-I/O interface -------------------------------------------------------------
 
@@ -480,72 +490,44 @@ class ReplicaSession:
         offset = 1  # the 0x00 status byte
         decoder = self._decoder
         if decoder is None:
-            decoder = self._decoder = EventDecoder(
-                self._decoder_options, checksum_alg=self._machine.checksum_alg
-            )
+            alg = BinlogChecksumAlg.CRC32 if self._machine.crc32 else BinlogChecksumAlg.OFF
+            decoder = self._decoder = EventDecoder(self._decoder_options, checksum_alg=alg)
             self._semi = self._machine.semi_sync  # negotiated before the first event
         if self._semi:
-            if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+            requested = semi_sync_ack_requested(payload)
+            if requested is None:
                 raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
-            needs_ack = bool(payload[2] & _SYNC)
+            needs_ack = requested
             if needs_ack:
                 self._machine.expect_sequence_reset()
             offset = 3
         t = self._t
-        start = t.pos
         if len(payload) - offset < EVENT_HEADER_LEN:
             raise MalformedEventError(
                 f"event packet of {len(payload)} bytes is shorter than an event header",
-                position=start,
+                position=t.pos,
             )
         # a view, not a copy: the decoder copies out what it keeps (40 MB rows stay one copy)
-        event = decoder.decode(memoryview(payload)[offset:], start)
+        event = decoder.decode(memoryview(payload)[offset:], t.pos)
         header = decoder.last_header
         assert header is not None
-        _, type_code, _, size, log_pos, flags = header
+        type_code, size, flags = header[1], header[3], header[5]
         if type(event) is TransactionPayloadEvent and event.events:
             self._pending_inner.extend(event.events)
-
-        # Where the event sits in the primary's binlog.
-        file = t.file
-        artificial = flags & _ARTIFICIAL
-        countable = not artificial  # a real event of the binlog: not artificial, no heartbeat
-        if log_pos and type_code not in _PLACE_SPECIAL:
-            end = t.pos = log_pos  # the common case (the last branch but two, first)
-        elif type_code in _HEARTBEAT_CODES:
-            end = start  # never written to the binlog; moves nothing
-            countable = False
-        elif type_code == _ROTATE and isinstance(event, RotateEvent):
-            end = log_pos or start + size
-            t.file, t.pos = event.next_file, event.position
-        elif type_code == _FDE and not log_pos:
-            # re-sent FDE of a dump that starts past position 4: not in the stream's place
-            end = start
-            countable = False
-        elif log_pos:
-            end = t.pos = log_pos
-        elif artificial:
-            end = start
-        else:
-            end = t.pos = start + size  # MariaDB 11.4+: log_pos 0 inside transactions
-        if event is not None:
-            kind = _KINDS.get(type(event))
-            if kind is None:
-                kind = _kind_of(type(event))
-            if kind != _K_OTHER:
-                self._group_update(event, type_code, kind)
+        file, start, end, countable = t.place(header, event)
+        boundary = t.observe(event) if event is not None else not t.in_group
         if (
             self._await_gtid_start
-            and artificial
+            and flags & _ARTIFICIAL
             and (type_code == _GTID_LIST or self.flavor is Flavor.MYSQL)
         ):
             self._await_gtid_start = False
         checkpoint = None
-        if not t.in_group and t.file and not self._await_gtid_start:
-            checkpoint = self._checkpoint()
+        if boundary and t.file and not self._await_gtid_start:
+            checkpoint = t.checkpoint()
         skipped = False
         if countable and self._resume_skip:
-            skipped = self._skip(event)
+            skipped = self._skip(event, type_code)
         if needs_ack and self._ack_on_receipt:
             self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
         types = self._event_types
@@ -560,13 +542,13 @@ class ReplicaSession:
             countable,
             skipped,
             event is not None and (types is None or isinstance(event, types)),
+            bytes(payload[offset:]) if self._keep_raw else None,
         )
 
     def _inner_item(self, event: Event) -> StreamItem:
         # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.
         t = self._t
-        self._group_update(event, event.type_code, _kind_of(type(event)))
-        checkpoint = None if t.in_group else self._checkpoint()
+        checkpoint = t.checkpoint() if t.observe(event) else None
         return StreamItem(
             event,
             t.file,
@@ -578,89 +560,37 @@ class ReplicaSession:
             deliver=self._wanted(event),
         )
 
-    def _skip(self, event: Event | None) -> bool:
-        """Resuming: whether this countable event was delivered before the reconnect."""
-        self._seen_since_start += 1
-        if self._seen_since_start > self._resume_skip:
+    def _skip(self, event: Event | None, type_code: int) -> bool:
+        """Resuming: whether this countable event was delivered before the reconnect.
+
+        The re-sent events must be the ones delivered: the same transaction (GTID)
+        and the same event types in the same order; anything else means the
+        binlog (or, after a failover, the new primary's copy) differs.
+        """
+        index = self._seen_since_start
+        expected = self._resume_skip
+        if index >= len(expected):
             return False
+        self._seen_since_start = index + 1
+        group = self._resume_gtid
         if (
-            isinstance(event, GtidEvent)
-            and self._resume_gtid is not None
-            and event.triple != self._resume_gtid
+            group is not None
+            and isinstance(event, GtidEvent | MysqlGtidEvent)
+            and event.gtid != group
         ):
             raise ProtocolError(
                 f"after reconnecting, the primary re-sent transaction {event.gtid} "
-                f"where {self._resume_gtid} was expected; its binlog changed"
+                f"where {group} was expected; its binlog differs from what was delivered"
+            )
+        if expected[index] not in (type_code, _ANY_EVENT):
+            raise ProtocolError(
+                f"after reconnecting, event {index + 1} of the interrupted transaction "
+                f"{group or ''} is a {event_type_name(type_code)} where a "
+                f"{event_type_name(expected[index])} was delivered; the primary's binlog "
+                "differs from what was delivered"
             )
         return True
 
     def _wanted(self, event: Event) -> bool:
         types = self._event_types
         return types is None or isinstance(event, types)
-
-    def _checkpoint(self) -> Checkpoint:
-        """The resume point after the current event (reused while nothing moved)."""
-        t = self._t
-        last = self._last_checkpoint
-        if (
-            last is not None
-            and last._gtids is t.gtids
-            and last._pos == t.pos
-            and last._file == t.file
-        ):
-            return last
-        last = self._last_checkpoint = Checkpoint._at(t.file, t.pos, t.gtids, t.gtid_cache)
-        return last
-
-    def _group_update(self, event: Event, type_code: int, kind: int) -> None:
-        """Transaction boundaries: ``kind`` is what ``type(event)`` means for them."""
-        t = self._t
-        if kind == _K_OTHER:
-            return
-        if kind == _K_END:  # XID, XA PREPARE (most frequent first)
-            if t.in_group:
-                self._end_group()
-            return
-        if kind == _K_GTID:
-            assert isinstance(event, GtidEvent)
-            t.in_group = True
-            t.standalone = bool(event.flags2 & GtidEvent.FL_STANDALONE)
-            t.group_gtid = event.triple
-            return
-        if type_code in _MYSQL_GTID_CODES:
-            return  # MySQL: BEGIN follows (or a DDL, which stands alone)
-        if kind == _K_GTID_LIST:
-            assert isinstance(event, GtidListEvent)
-            if not t.in_group:
-                missing = [g for g in event.gtids if g.domain not in t.gtids]
-                if missing:
-                    # a new map, never an update in place: checkpoints hold the old one
-                    t.gtids = {**t.gtids, **{g.domain: g for g in missing}}
-                    t.gtid_cache = None
-            return
-        if kind == _K_NEUTRAL:
-            return
-        if kind == _K_QUERY:
-            assert isinstance(event, QueryEvent)
-            query = event.query.strip().upper()
-            if not t.in_group:
-                if query == "BEGIN" or query.startswith("XA START"):
-                    t.in_group = True
-                    t.standalone = False
-                    t.group_gtid = None
-                return  # a statement outside a group is its own boundary
-            if t.standalone or query.startswith(_GROUP_END_QUERIES):
-                self._end_group()
-
-    def _end_group(self) -> None:
-        t = self._t
-        g = t.group_gtid
-        if g is not None:
-            # a new map, never an update in place: checkpoints hold the old one
-            gtids = t.gtids.copy()
-            gtids[g.domain] = g
-            t.gtids = gtids
-            t.gtid_cache = None
-        t.in_group = False
-        t.standalone = False
-        t.group_gtid = None

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa
 
+from replica_client.codec import encode_lenenc_bytes, encode_lenenc_int
 from replica_client.wire.auth import scramble_native
 from replica_client.wire.framing import MAX_CHUNK, frame_payload
-from replica_client.wire.packets import encode_lenenc_bytes, encode_lenenc_int
 
 __all__ = [
     "BinlogBuilder",

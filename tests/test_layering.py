@@ -2,11 +2,15 @@
 
 - ``wire/``, ``binlog/`` and ``session.py`` are sans-I/O: they import no event
   loop, socket, TLS, thread, mmap, selector, subprocess or Spark module;
-- ``binlog/`` imports none of the layers above it (``wire``, ``session``,
-  ``aio``, ``files``, ``spark``, ``cli``, ``testing``);
+- ``wire/`` and ``binlog/`` do not import each other, nor the layers above
+  them (``session``, ``aio``, ``files``, ``spark``, ``cli``, ``testing``);
+  what both need (the byte codec, errors, positions, options) lives below
+  them, and those value modules import neither;
 - among the library modules, only ``aio/`` imports asyncio and only ``spark/``
   imports pyspark (``cli.py`` and the ``testing`` harness are entry points at
-  the edge and may drive an event loop).
+  the edge and may drive an event loop);
+- ``spark/`` opens no connection itself (no ``socket`` or ``ssl``): it runs the
+  replica's session through ``blocking.py``.
 
 Every ``.py`` file is parsed, imports inside functions and ``TYPE_CHECKING``
 blocks included; ``importlib.import_module("x")`` / ``__import__("x")`` with a
@@ -30,9 +34,14 @@ PACKAGE = "replica_client"
 IO_MODULES = frozenset(
     {"asyncio", "socket", "ssl", "threading", "mmap", "selectors", "subprocess", "pyspark"}
 )
-#: Layers that ``binlog/`` sits below.
-ABOVE_BINLOG = tuple(
-    f"{PACKAGE}.{name}" for name in ("wire", "session", "aio", "files", "spark", "cli", "testing")
+_ABOVE_BOTH = ("session", "aio", "files", "spark", "cli", "testing")
+#: Layers that ``binlog/`` must not import: ``wire/`` beside it and those above.
+ABOVE_BINLOG = tuple(f"{PACKAGE}.{name}" for name in ("wire", *_ABOVE_BOTH))
+#: Layers that ``wire/`` must not import: ``binlog/`` beside it and those above.
+ABOVE_WIRE = tuple(f"{PACKAGE}.{name}" for name in ("binlog", *_ABOVE_BOTH))
+#: The modules below both, which ``wire/`` and ``binlog/`` share.
+BELOW_BOTH = tuple(
+    f"{PACKAGE}.{name}" for name in ("codec", "errors", "position", "config", "accel")
 )
 #: Library modules exempt from the "only aio/ imports asyncio" rule.
 EDGE_MODULES = (f"{PACKAGE}.cli", f"{PACKAGE}.demo", f"{PACKAGE}.__main__", f"{PACKAGE}.testing")
@@ -117,17 +126,25 @@ def check_source(source: str, module: str, *, is_package: bool = False) -> list[
     out: list[Violation] = []
     sans_io = _under(module, (f"{PACKAGE}.wire", f"{PACKAGE}.binlog", f"{PACKAGE}.session"))
     in_binlog = _under(module, (f"{PACKAGE}.binlog",))
+    in_wire = _under(module, (f"{PACKAGE}.wire",))
+    below = _under(module, BELOW_BOTH)
     edge = _under(module, EDGE_MODULES)
     for imp in imports_of(source, module, is_package=is_package):
         top = imp.module.split(".")[0]
         if sans_io and top in IO_MODULES:
             out.append(Violation(module, imp.module, imp.line, "sans-I/O layer imports I/O"))
         if in_binlog and _under(imp.module, ABOVE_BINLOG):
-            out.append(Violation(module, imp.module, imp.line, "binlog/ imports a layer above"))
+            out.append(Violation(module, imp.module, imp.line, "binlog/ imports wire/ or above"))
+        if in_wire and _under(imp.module, ABOVE_WIRE):
+            out.append(Violation(module, imp.module, imp.line, "wire/ imports binlog/ or above"))
+        if below and _under(imp.module, (f"{PACKAGE}.binlog", *ABOVE_BINLOG)):
+            out.append(Violation(module, imp.module, imp.line, "a shared module imports a layer"))
         if top == "asyncio" and not edge and not _under(module, (f"{PACKAGE}.aio",)):
             out.append(Violation(module, imp.module, imp.line, "asyncio outside aio/"))
         if top == "pyspark" and not _under(module, (f"{PACKAGE}.spark",)):
             out.append(Violation(module, imp.module, imp.line, "pyspark outside spark/"))
+        if top in ("socket", "ssl") and _under(module, (f"{PACKAGE}.spark",)):
+            out.append(Violation(module, imp.module, imp.line, "spark/ opens connections"))
     return out
 
 
@@ -163,11 +180,27 @@ def test_every_layer_file_is_walked() -> None:
         f"{PACKAGE}.binlog.decoder",
         f"{PACKAGE}.binlog.events",
         f"{PACKAGE}.wire",
+        f"{PACKAGE}.wire.registration",
+        f"{PACKAGE}.codec",
         f"{PACKAGE}.files",
     ):
         assert required in names
     binlog_files = [p for p in package_files() if p.parent.name == "binlog"]
     assert len(binlog_files) >= 10
+
+
+def test_wire_and_binlog_share_the_codec_below_them() -> None:
+    importers = set()
+    for path in package_files():
+        module = module_name(path)
+        found = imports_of(
+            path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py"
+        )
+        if any(i.module == f"{PACKAGE}.codec" for i in found):
+            importers.add(module)
+    # One codec for both layers: each of them reads its bytes with it.
+    assert any(_under(m, (f"{PACKAGE}.wire",)) for m in importers), sorted(importers)
+    assert any(_under(m, (f"{PACKAGE}.binlog",)) for m in importers), sorted(importers)
 
 
 def test_asyncio_importers_are_all_in_aio() -> None:
@@ -207,6 +240,38 @@ BAD_SOURCES = [
         "socket",
     ),
     ("replica_client.binlog.decoder", "from ..wire import packets\n", "replica_client.wire"),
+    (
+        "replica_client.binlog.rows_events",
+        "from ..wire.constants import X\n",
+        "replica_client.wire",
+    ),
+    ("replica_client.binlog", "from replica_client.wire import framing\n", "replica_client.wire"),
+    (
+        "replica_client.wire.registration",
+        "from ..binlog.constants import BinlogChecksumAlg\n",
+        "replica_client.binlog",
+    ),
+    (
+        "replica_client.wire.packets",
+        "import replica_client.binlog.events\n",
+        "replica_client.binlog",
+    ),
+    ("replica_client.wire.auth", "from ..binlog import constants\n", "replica_client.binlog"),
+    ("replica_client.wire", "from replica_client import binlog\n", "replica_client.binlog"),
+    (
+        "replica_client.wire.framing",
+        "def f():\n    from ..binlog.decoder import EventDecoder\n",
+        "replica_client.binlog",
+    ),
+    (
+        "replica_client.wire.packets",
+        "import importlib\nimportlib.import_module('replica_client.binlog.codec')\n",
+        "replica_client.binlog",
+    ),
+    ("replica_client.wire.registration", "from ..session import S\n", "replica_client.session"),
+    ("replica_client.codec", "from .binlog.constants import EventType\n", "replica_client.binlog"),
+    ("replica_client.codec", "from .wire import packets\n", "replica_client.wire"),
+    ("replica_client.errors", "from .wire.constants import Command\n", "replica_client.wire"),
     ("replica_client.binlog.decoder", "from .. import session\n", "replica_client.session"),
     ("replica_client.binlog.rows", "from replica_client.aio import stream\n", "replica_client.aio"),
     ("replica_client.binlog.rows", "import replica_client.files\n", "replica_client.files"),
@@ -220,6 +285,8 @@ BAD_SOURCES = [
     ("replica_client.files", "import asyncio\n", "asyncio"),
     ("replica_client.changes", "from asyncio import Queue\n", "asyncio"),
     ("replica_client.aio.stream", "import pyspark\n", "pyspark"),
+    ("replica_client.spark.dump", "import socket\n", "socket"),
+    ("replica_client.spark.planner", "from ssl import SSLContext\n", "ssl"),
 ]
 
 
@@ -234,13 +301,18 @@ def test_checker_flags_forbidden_import(module: str, source: str, culprit: str) 
     ("module", "source"),
     [
         ("replica_client.binlog.decoder", "import struct, zlib\nfrom ..errors import X\n"),
-        ("replica_client.binlog.decoder", "from .codec import u8\nfrom . import rows\n"),
+        ("replica_client.binlog.decoder", "from ..codec import u8\nfrom . import rows\n"),
         ("replica_client.aio.stream", "import asyncio\nimport ssl\nfrom ..session import S\n"),
         ("replica_client.files", "import mmap\nfrom .binlog.decoder import EventDecoder\n"),
         ("replica_client.testing.server", "import socket\nimport subprocess\nimport threading\n"),
         ("replica_client.cli", "import asyncio\n"),
         ("replica_client.spark.source", "import pyspark.sql\n"),
-        ("replica_client.wire.auth", "import hashlib\nfrom ..binlog import constants\n"),
+        ("replica_client.blocking", "import socket\nimport ssl\n"),
+        ("replica_client.wire.auth", "import hashlib\nfrom ..errors import ProtocolError\n"),
+        ("replica_client.wire.packets", "from ..codec import read_lenenc_int, server_text\n"),
+        ("replica_client.binlog.query_events", "from ..codec import u8\nfrom .format import F\n"),
+        ("replica_client.codec", "import struct\nfrom .errors import MalformedEventError\n"),
+        ("replica_client.session", "from .binlog import decoder\nfrom .wire import packets\n"),
     ],
 )
 def test_checker_allows_legal_imports(module: str, source: str) -> None:

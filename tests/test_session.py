@@ -26,16 +26,19 @@ from replica_client.errors import (
     AuthenticationError,
     BinlogPositionError,
     ConfigError,
+    ProtocolError,
     ReplicaError,
     StateError,
     UnsupportedError,
 )
-from replica_client.position import FilePos, Gtid, GtidTriple
+from replica_client.position import FilePos, Gtid
 from replica_client.session import END, NEED_DATA, ReplicaSession, StreamItem
 from replica_client.wire.registration import RegistrationSettings
 from tests.fake_primary import BinlogBuilder, FakePrimary, build_event, fake_rotate
 
 __all__: list[str] = []
+
+GTID, QUERY, XID = 162, 2, 16
 
 Chunker = Callable[[bytes], list[bytes]]
 
@@ -289,8 +292,8 @@ def test_resume_skips_already_delivered_events() -> None:
         primary,
         settings,
         gtid_state=Gtid("0-1-6"),
-        resume_skip=2,
-        resume_gtid=GtidTriple(0, 1, 7),
+        resume_skip=(GTID, QUERY),
+        resume_gtid="0-1-7",
     )
     assert [i.skipped for i in items] == [False, True, True, False, False]
     assert isinstance(items[1].event, GtidEvent)
@@ -298,6 +301,25 @@ def test_resume_skips_already_delivered_events() -> None:
     assert items[3].checkpoint is not None
     assert items[3].checkpoint.gtid_state == Gtid("0-1-7")
     assert not items[1].for_consumer
+
+
+@pytest.mark.parametrize(
+    ("skip", "gtid", "message"),
+    [
+        ((GTID, QUERY), "0-1-8", "re-sent transaction 0-1-7 where 0-1-8 was expected"),
+        ((GTID, XID), "0-1-7", "event 2 of the interrupted transaction 0-1-7 is a QUERY_EVENT"),
+    ],
+)
+def test_resume_refuses_a_different_transaction(
+    skip: tuple[int, ...], gtid: str, message: str
+) -> None:
+    # The re-sent events must be the delivered ones: same GTID, same types in order.
+    b, events = _stream()
+    start = FilePos("mysql-bin.000001", b.starts[7])
+    primary = FakePrimary(events=[fake_rotate(start.file, start.pos), *events[8:]])
+    settings = RegistrationSettings(user="repl", password=b"secret", server_id=42, start=start)
+    with pytest.raises(ProtocolError, match=message):
+        run(primary, settings, gtid_state=Gtid("0-1-6"), resume_skip=skip, resume_gtid=gtid)
 
 
 def test_event_type_filter() -> None:

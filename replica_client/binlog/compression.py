@@ -43,6 +43,7 @@ from typing import Final
 
 import zstandard
 
+from replica_client.codec import read_lenenc_int
 from replica_client.errors import LimitExceededError, MalformedEventError
 
 __all__ = [
@@ -258,19 +259,6 @@ def uncompress_query_event(
         raise exc.with_context(event_type=QUERY_COMPRESSED_EVENT) from None
 
 
-def _packed_int(view: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
-    """Length-encoded integer (``net_field_length``)."""
-    if pos >= end:
-        raise MalformedEventError("truncated packed integer", offset=pos)
-    first = view[pos]
-    if first < 251:
-        return first, pos + 1
-    width = {252: 2, 253: 3, 254: 8}.get(first)
-    if width is None or pos + 1 + width > end:
-        raise MalformedEventError(f"bad packed integer 0x{first:02x}", offset=pos)
-    return int.from_bytes(view[pos + 1 : pos + 1 + width], "little"), pos + 1 + width
-
-
 def uncompress_rows_event(
     event: bytes | bytearray | memoryview,
     *,
@@ -301,7 +289,7 @@ def uncompress_rows_event(
             if extra < 2:
                 raise MalformedEventError(f"rows extra-data length {extra} < 2", offset=pos)
             pos += extra
-        width, pos = _packed_int(event, pos, end)
+        width, pos = read_lenenc_int(event, pos, end)
         bitmap = (width + 7) // 8
         pos += bitmap * (2 if type_code in _UPDATE_TYPES else 1)
         if pos >= end:
@@ -353,10 +341,10 @@ def parse_transaction_payload(body: bytes | bytearray | memoryview) -> Transacti
             raise MalformedEventError(
                 "transaction payload header has no end marker", event_type=40, offset=pos
             )
-        field_type, pos = _packed_int(view, pos, end)
+        field_type, pos = read_lenenc_int(view, pos, end)
         if field_type == _FIELD_END:
             break
-        length, pos = _packed_int(view, pos, end)
+        length, pos = read_lenenc_int(view, pos, end)
         if pos + length > end:
             raise MalformedEventError(
                 f"transaction payload field {field_type} runs past the event",
@@ -364,7 +352,7 @@ def parse_transaction_payload(body: bytes | bytearray | memoryview) -> Transacti
                 offset=pos,
             )
         if field_type in (_FIELD_PAYLOAD_SIZE, _FIELD_COMPRESSION_TYPE, _FIELD_UNCOMPRESSED_SIZE):
-            value, after = _packed_int(view, pos, pos + length)
+            value, after = read_lenenc_int(view, pos, pos + length)
             if after != pos + length:
                 raise MalformedEventError(
                     f"transaction payload field {field_type} has {length} bytes but its "

@@ -13,6 +13,7 @@ __all__ = [
     "BINLOG_MAGIC",
     "CHECKSUM_LEN",
     "EVENT_HEADER_LEN",
+    "HEARTBEAT_TYPES",
     "BinlogChecksumAlg",
     "ColumnType",
     "EventFlag",
@@ -86,6 +87,12 @@ class EventType(IntEnum):
     DELETE_ROWS_COMPRESSED_EVENT = 171
 
 
+#: The heartbeats a primary sends while it has nothing else (never written to a binlog).
+HEARTBEAT_TYPES: Final = frozenset(
+    {int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)}
+)
+
+
 class EventFlag(IntFlag):
     """Flags in the common event header."""
 
@@ -147,6 +154,10 @@ class ColumnType(IntEnum):
     DATETIME2 = 18
     TIME2 = 19
     TYPED_ARRAY = 20
+    #: MariaDB ``BLOB``/``TEXT ... COMPRESSED`` and ``VARCHAR ... COMPRESSED``
+    #: (column compression; the value is compressed in the row image too).
+    BLOB_COMPRESSED = 140
+    VARCHAR_COMPRESSED = 141
     VECTOR = 242
     INVALID = 243
     BOOL = 244

@@ -16,9 +16,10 @@ from typing import Any, ClassVar, Final, NamedTuple
 from ..position import GtidTriple
 from .constants import EventFlag, EventType
 from .header import EventHeader
-from .json_binary import JsonDiff
+from .json_binary import JSON_NULL, JsonDiff, JsonNull
 
 __all__ = [
+    "JSON_NULL",
     "MISSING",
     "AnnotateRowsEvent",
     "AnonymousGtidEvent",
@@ -43,6 +44,7 @@ __all__ = [
     "IntvarEvent",
     "InvalidDate",
     "InvalidDatetime",
+    "JsonNull",
     "LoadEvent",
     "Missing",
     "MysqlGtidEvent",
@@ -50,6 +52,7 @@ __all__ = [
     "PartialUpdateRowsEvent",
     "PreviousGtidsEvent",
     "QueryEvent",
+    "RawRowsEvent",
     "RandEvent",
     "RotateEvent",
     "Row",
@@ -673,6 +676,9 @@ class ColumnInfo:
     visible: bool = True
     #: VECTOR dimensionality (MySQL 9).
     dimensions: int | None = None
+    #: The SQL data type from a schema provider (``information_schema.COLUMNS.DATA_TYPE``,
+    #: e.g. ``"uuid"``), None when no provider was asked; see ``replica_client.schema``.
+    data_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -724,6 +730,19 @@ class RowsEvent(Event):
     @property
     def statement_end(self) -> bool:
         return bool(self.rows_flags & 1)
+
+
+@dataclass(frozen=True, slots=True)
+class RawRowsEvent(Event):
+    """A rows event whose rows were left undecoded (``DecoderOptions(decode_rows=False)``).
+
+    Its table is known (and passed the table filter); its bytes are in the
+    stream item (``StreamItem.raw``) for a decoder elsewhere.
+    """
+
+    table_id: int
+    rows_flags: int
+    table: TableMapEvent = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)

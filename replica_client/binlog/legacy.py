@@ -1,4 +1,4 @@
-"""Legacy binlog formats: v1 (3.23), v3 (4.0), pre-GA 5.1/5.2 numbering and rows. No I/O.
+"""Legacy binlogs: v1 (3.23) and v3 (4.0) logs, LOAD events, pre-GA 5.1/5.2 numbering. No I/O.
 
 Binlog format versions (MySQL Internals "Binlog Versions";
 ``Format_description_log_event::Format_description_log_event(uint8)``):
@@ -21,33 +21,37 @@ Pre-GA trees of MySQL 5.1/5.2 (server versions ``5.1.[1-5]-a_drop5*``,
 ``5.1.4-a_drop6*``, ``5.2.[0-2]-a_drop6*``) numbered types 16-22 differently
 (``Format_description_log_event``: ``event_type_permutation``); their TABLE_MAP
 carries no column metadata and no null bitmap, and their rows events
-(PRE_GA_*_ROWS, ``log_event_old.cc``) hold raw record images.
+(PRE_GA_*_ROWS, ``log_event_old.cc``) hold raw record images (decoded in
+:mod:`.rows_events`).
+
+Here: the formats of v1/v3 logs (:func:`legacy_format`), the pre-GA
+renumbering, and the body decoders of the events only old servers write,
+each ``fn(fmt, header, view, pos, end)`` of the dispatch table (see
+:mod:`.format`), none keeping state: START_EVENT_V3 (1); LOAD_EVENT (6),
+NEW_LOAD_EVENT (12), CREATE_FILE_EVENT (8), EXEC_LOAD_EVENT (10) and
+DELETE_FILE_EVENT (11) of ``LOAD DATA INFILE`` before 5.0
+(``Load_log_event``, ``Create_file_log_event``); SLAVE_EVENT (7).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from ..codec import need, read_cstring, server_text, u16, u32, u64, until_nul
 from ..errors import MalformedEventError
-from .codec import need, u16, u32, u64
-from .constants import EventType
+from .constants import BinlogChecksumAlg, EventType
 from .events import (
-    MISSING,
     CreateFileEvent,
     DeleteFileEvent,
     Event,
     ExecLoadEvent,
     LoadEvent,
-    Row,
     SlaveEvent,
     StartEventV3,
 )
+from .format import BinlogFormat, resolve_post_header_lens
 from .header import EventHeader
-
-if TYPE_CHECKING:
-    from .decoder import EventDecoder
-    from .rows import RowDecoder
 
 __all__ = [
     "LOG_EVENT_MINIMAL_HEADER_LEN",
@@ -58,11 +62,12 @@ __all__ = [
     "decode_delete_file",
     "decode_exec_load",
     "decode_load",
-    "decode_old_rows",
     "decode_slave",
     "decode_start_v3",
     "is_pre_ga_renumbered",
+    "legacy_format",
     "legacy_post_header_lengths",
+    "permute_post_header_lengths",
 ]
 
 E = EventType
@@ -112,31 +117,36 @@ def legacy_post_header_lengths(binlog_version: int) -> tuple[int, ...]:
     return (56, 11, 0, rotate, 0, 18, 0, 4, 4, 4, 4, 18, 0, 0)
 
 
-def _text(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+def legacy_format(binlog_version: int) -> BinlogFormat:
+    """The format of a v1 or v3 log: no FDE, no checksums, MySQL, old TABLE_MAPs."""
+    return BinlogFormat(
+        binlog_version=binlog_version,
+        header_len=OLD_HEADER_LEN if binlog_version == 1 else LOG_EVENT_MINIMAL_HEADER_LEN,
+        checksum_alg=BinlogChecksumAlg.UNDEF,
+        mariadb=False,
+        post_header_lens=resolve_post_header_lens(legacy_post_header_lengths(binlog_version)),
+        old_table_map=True,
+    )
 
 
-def _cstring(view: memoryview, pos: int, end: int, what: str) -> tuple[str, int]:
-    for i in range(pos, end):
-        if view[i] == 0:
-            return _text(bytes(view[pos:i])), i + 1
-    raise MalformedEventError(f"unterminated {what}", offset=pos)
+def _cstring(view: memoryview, pos: int, end: int) -> tuple[str, int]:
+    raw, pos = read_cstring(view, pos, end)
+    return server_text(raw), pos
 
 
-def decode_start_v3(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
+def decode_start_v3(
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
+) -> Event:
     """START_EVENT_V3: binlog_version u16 | server_version char[50] | created u32."""
     need(view, pos, 56, "START_EVENT_V3")
     if pos + 56 > end:
         raise MalformedEventError("START_EVENT_V3 shorter than 56 bytes", offset=pos)
-    version = bytes(view[pos + 2 : pos + 52]).split(b"\0", 1)[0]
-    return StartEventV3(h, u16(view, pos), _text(version), u32(view, pos + 52))
+    version = server_text(until_nul(view[pos + 2 : pos + 52]))
+    return StartEventV3(h, u16(view, pos), version, u32(view, pos + 52))
 
 
 def _load_parts(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int, create: bool
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int, create: bool
 ) -> tuple[dict[str, Any], int]:
     # Load_log_event::copy_log_event:
     # post-header: thread_id u32 | exec_time u32 | skip_lines u32 | table_len u8
@@ -147,7 +157,7 @@ def _load_parts(
     # sql_ex, old format (LOAD_EVENT): 5 single bytes field_term enclosed
     #   line_term line_start escaped | opt_flags u8 | empty_flags u8;
     # new format (NEW_LOAD, CREATE_FILE): 5 x (len u8 | bytes) | opt_flags u8.
-    load_phl = d.post_header_len(E.LOAD_EVENT, 18)
+    load_phl = fmt.post_header_len(E.LOAD_EVENT)
     need(view, pos, 18, "LOAD post-header")
     thread_id, exec_time, skip = u32(view, pos), u32(view, pos + 4), u32(view, pos + 8)
     table_len, db_len, num_fields = view[pos + 12], view[pos + 13], u32(view, pos + 14)
@@ -155,7 +165,7 @@ def _load_parts(
     file_id = 0
     if create:
         file_id = u32(view, p)
-        p += d.post_header_len(E.CREATE_FILE_EVENT, 4)
+        p += fmt.post_header_len(E.CREATE_FILE_EVENT)
     terms: list[bytes] = []
     empty_flags = 0
     if h.type_code == E.LOAD_EVENT:
@@ -178,21 +188,20 @@ def _load_parts(
     p += num_fields  # field_lens: the names below are NUL-terminated anyway
     fields = []
     for _ in range(num_fields):
-        name, p = _cstring(view, p, end, "LOAD field name")
+        name, p = _cstring(view, p, end)
         fields.append(name)
     need(view, p, table_len + 1, "LOAD table name")
-    table = _text(bytes(view[p : p + table_len]))
+    table = server_text(view[p : p + table_len])
     p += table_len + 1
     need(view, p, db_len + 1, "LOAD schema name")
-    schema = _text(bytes(view[p : p + db_len]))
+    schema = server_text(view[p : p + db_len])
     p += db_len + 1
     if p > end:
         raise MalformedEventError("LOAD event names overrun the event", offset=p)
     if create:
-        file_name, p = _cstring(view, p, end, "CREATE_FILE file name")
+        file_name, p = _cstring(view, p, end)
     else:
-        raw = bytes(view[p:end])
-        file_name = _text(raw.split(b"\0", 1)[0])
+        file_name = server_text(until_nul(view[p:end]))
         p = end
     parts: dict[str, Any] = {
         "thread_id": thread_id,
@@ -216,78 +225,38 @@ def _load_parts(
     return parts, p
 
 
-def decode_load(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
+def decode_load(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
     """LOAD_EVENT / NEW_LOAD_EVENT (see :func:`_load_parts` for the layout)."""
-    parts, _ = _load_parts(d, h, view, pos, end, create=False)
+    parts, _ = _load_parts(fmt, h, view, pos, end, create=False)
     return LoadEvent(h, **parts)
 
 
 def decode_create_file(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """CREATE_FILE_EVENT: a LOAD event, a file id and the file's first block."""
-    parts, _ = _load_parts(d, h, view, pos, end, create=True)
+    parts, _ = _load_parts(fmt, h, view, pos, end, create=True)
     return CreateFileEvent(h, **parts)
 
 
 def decode_exec_load(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """EXEC_LOAD_EVENT: file_id u32."""
     return ExecLoadEvent(h, u32(view, pos))
 
 
 def decode_delete_file(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """DELETE_FILE_EVENT: file_id u32."""
     return DeleteFileEvent(h, u32(view, pos))
 
 
-def decode_slave(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
+def decode_slave(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
     """SLAVE_EVENT: master_pos u64 | master_port u16 | master_host NUL | master_log (rest)."""
     master_pos = u64(view, pos)
     port = u16(view, pos + 8)
-    host, p = _cstring(view, pos + 10, end, "SLAVE_EVENT host")
-    log = _text(bytes(view[p:end]).split(b"\0", 1)[0])
+    host, p = _cstring(view, pos + 10, end)
+    log = server_text(until_nul(view[p:end]))
     return SlaveEvent(h, master_pos, port, host, log)
-
-
-def decode_old_rows(
-    decoder: RowDecoder, view: memoryview, pos: int, end: int, present: int, update: bool
-) -> tuple[Row, ...] | tuple[tuple[Row, Row], ...]:
-    """Row images of PRE_GA_*_ROWS events (``log_event_old.cc``, ``unpack_row_old``).
-
-    Each image is the table's record null bytes followed by every column of
-    ``present`` packed with ``Field::pack`` (NULL columns carry their default
-    value too). The pre-GA TABLE_MAP says nothing about nullability, so the
-    null bits are read with the layout of the era's default table: bit 0 is
-    the record's "deleted" marker and column i's null bit is bit i + 1.
-    UPDATE events hold before/after pairs with the same column set.
-    """
-    ncols = decoder.ncols
-    null_len = (ncols + 8) >> 3
-    readers = decoder.readers
-    rows: list[Row] = []
-    while pos < end:
-        need(view, pos, null_len, "record null bytes")
-        nulls = int.from_bytes(view[pos : pos + null_len], "little") >> 1
-        pos += null_len
-        values: list[Any] = []
-        bits = present
-        for read in readers:
-            if bits & 1:
-                value, pos = read(view, pos)
-                values.append(None if nulls & 1 else value)
-            else:
-                values.append(MISSING)
-            bits >>= 1
-            nulls >>= 1
-        rows.append(tuple(values))
-    if pos != end:
-        raise MalformedEventError(f"row images overrun the event by {pos - end} bytes", offset=end)
-    if not update:
-        return tuple(rows)
-    if len(rows) % 2:
-        raise MalformedEventError("PRE_GA update event with an odd number of row images")
-    return tuple((rows[i], rows[i + 1]) for i in range(0, len(rows), 2))

@@ -3,7 +3,7 @@
 :func:`compile_plan` turns a table definition into the accelerator's
 ``RowPlan``: one ``(code, a, b, obj, fallback)`` spec per column, where
 ``code`` names a value layout the C code decodes itself (integers, floats,
-temporal types, strings in utf-8/latin-1/binary, ENUM, SET, DECIMAL, BIT)
+temporal types, strings in utf8mb4/utf8mb3/latin-1/binary, ENUM, SET, DECIMAL, BIT)
 and ``fallback`` is the column's pure-Python reader (:func:`columns.reader_for`).
 
 The C code hands a value to ``fallback(view, pos)`` whenever it is not sure
@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any, Final, Protocol
 
 from ..accel import speedups
-from .charsets import encoding_for_collation
+from .charsets import charset_for_collation, encoding_for_collation
 from .columns import ColumnReader
 from .constants import ColumnType
 from .decimal import MAX_PRECISION
@@ -94,6 +94,7 @@ SET: Final = 22
 _AS_BYTES: Final = 0
 _AS_UTF8: Final = 1
 _AS_LATIN1: Final = 2
+_AS_UTF8MB3: Final = 3
 
 _BINARY_COLLATION: Final = 63
 _PREFIX_SIZES: Final = (1, 2, 3, 4)
@@ -102,11 +103,16 @@ Spec = tuple[int, int, int, Any]
 
 
 def _string_spec(prefix: int, collation: int | None) -> Spec:
-    encoding = encoding_for_collation(collation)
-    if encoding is None:
+    charset = charset_for_collation(collation)
+    if charset is None or charset == "binary":  # no charset metadata, or an unknown id
         return (STRING, prefix, _AS_BYTES, None)
+    # The flavour-independent encodings; the others (tables that may depend on
+    # the flavour) are the Python reader's.
+    encoding = encoding_for_collation(collation)
     if encoding == "utf-8":
         return (STRING, prefix, _AS_UTF8, None)
+    if encoding == "utf8mb3":
+        return (STRING, prefix, _AS_UTF8MB3, None)
     if encoding == "latin1-mysql":
         return (STRING, prefix, _AS_LATIN1, None)
     return (FALLBACK, 0, 0, None)

@@ -32,12 +32,14 @@ class RowDecoder:
 
     __slots__ = ("_all", "_null_len", "_plan", "ncols", "readers", "table", "table_rest")
 
-    def __init__(self, table: TableMapEvent) -> None:
+    def __init__(self, table: TableMapEvent, mariadb: bool = True) -> None:
         self.table = table
         #: ``table``'s fields after (header, table_id), set by the decoder that
         #: rebuilds repeated TABLE_MAPs from them.
         self.table_rest: tuple[Any, ...] | None = None
-        self.readers: tuple[ColumnReader, ...] = tuple(reader_for(c) for c in table.columns)
+        self.readers: tuple[ColumnReader, ...] = tuple(
+            reader_for(c, mariadb) for c in table.columns
+        )
         self.ncols = len(self.readers)
         self._all = (1 << self.ncols) - 1
         self._null_len = (self.ncols + 7) >> 3
@@ -180,11 +182,11 @@ class RowDecoderCache:
             self._by_definition.move_to_end(definition)
         return decoder
 
-    def get(self, definition: bytes, table: TableMapEvent) -> RowDecoder:
+    def get(self, definition: bytes, table: TableMapEvent, mariadb: bool = True) -> RowDecoder:
         cache = self._by_definition
         decoder = cache.get(definition)
         if decoder is None:
-            decoder = RowDecoder(table)
+            decoder = RowDecoder(table, mariadb)
             cache[definition] = decoder
             if len(cache) > self._max_size:
                 cache.popitem(last=False)

@@ -25,13 +25,18 @@ Options (names are case-insensitive; Spark lowercases them anyway):
 
 =====================  =========================================================
 host, port             the primary (stream); default 127.0.0.1:3306
+hosts                  several primaries, ``h1:3306,h2:3306``: when the one
+                       streamed from is lost, the next writable primary holding
+                       every transaction planned so far takes over, by GTID (a
+                       primary that lacks some raises LostTransactionsError)
 user, password         replication account: REPLICATION SLAVE plus BINLOG MONITOR
                        (REPLICATION CLIENT) for SHOW MASTER STATUS / BINARY LOGS
 server_id              replica id, unique among the primary's replicas (stream,
                        required)
 startingPosition       ``earliest`` (first binlog still on the primary, default),
                        ``latest`` (the binlog's end now), a MariaDB GTID state
-                       ``0-1-100,1-2-7``, or ``file:pos`` (``mysql-bin.000003:4``,
+                       ``0-1-100,1-2-7``, a MySQL GTID set ``uuid:1-100``, or
+                       ``file:pos`` (``mysql-bin.000003:4``,
                        a transaction boundary). Only for a new query: a restarted
                        query resumes from its checkpoint.
 tables                 only these tables: ``db.t,db2.*`` (fnmatch patterns,

@@ -1,8 +1,8 @@
 """The MySQL/MariaDB client protocol for one replication connection. No I/O.
 
 Packet framing (:mod:`.framing`), packet builders and parsers
-(:mod:`.packets`), authentication plugins (:mod:`.auth`), MySQL GTID sets
-(:mod:`.gtidset`) and the registration state machine (:mod:`.registration`).
+(:mod:`.packets`), authentication plugins (:mod:`.auth`) and the registration
+state machine (:mod:`.registration`). GTID types live in :mod:`replica_client.position`.
 Nothing here imports asyncio, socket, ssl, threading or mmap: bytes in, bytes
 and payloads out.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from .constants import BinlogDumpFlag, Capability, Command
 from .framing import MAX_CHUNK, PacketFramer, frame_payload
-from .gtidset import MysqlGtidSet
 from .registration import (
     END_OF_STREAM,
     Flavor,
@@ -27,7 +26,6 @@ __all__ = [
     "Capability",
     "Command",
     "Flavor",
-    "MysqlGtidSet",
     "PacketFramer",
     "RegistrationMachine",
     "RegistrationSettings",

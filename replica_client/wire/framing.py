@@ -19,6 +19,7 @@ from typing import Final
 
 from ..accel import speedups
 from ..errors import PacketSequenceError, PacketTooLargeError
+from .packets import semi_sync_ack_requested
 
 __all__ = ["ACCELERATED", "DEFAULT_MAX_PACKET_SIZE", "MAX_CHUNK", "PacketFramer", "frame_payload"]
 
@@ -70,11 +71,11 @@ def _frame_events_py(
                 or buf[pos + 4] != 0
             ):
                 break
-            start = pos + 4
-            payloads.append(view[start:end].tobytes())
+            payload = view[pos + 4 : end].tobytes()
+            payloads.append(payload)
             pos = end
             seq = (seq + 1) & 0xFF
-            if semi_sync and length >= 3 and buf[start + 1] == 0xEF and buf[start + 2] & 1:
+            if semi_sync and semi_sync_ack_requested(payload):
                 break  # the primary may restart its ids after an event to ACK
     return payloads, pos, seq
 

@@ -15,7 +15,18 @@ import struct
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..errors import ProtocolError, ServerError, server_error
+from ..codec import (
+    U16,
+    U32,
+    U64,
+    encode_lenenc_bytes,
+    read_cstring,
+    read_lenenc_bytes_or_null,
+    read_lenenc_int_or_null,
+    server_text,
+    until_nul,
+)
+from ..errors import MalformedEventError, ProtocolError, ServerError, server_error
 from .constants import (
     DEFAULT_CHARSET,
     EOF_MARKER,
@@ -25,6 +36,7 @@ from .constants import (
     BinlogDumpFlag,
     Capability,
     Command,
+    SemiSyncFlag,
 )
 
 __all__ = [
@@ -40,21 +52,13 @@ __all__ = [
     "build_register_slave",
     "build_semisync_ack",
     "build_ssl_request",
-    "decode_lenenc_bytes",
-    "decode_lenenc_int",
-    "encode_lenenc_bytes",
-    "encode_lenenc_int",
+    "semi_sync_ack_requested",
     "is_eof_packet",
     "parse_err",
     "parse_handshake",
     "parse_ok",
 ]
 
-_U8: Final = struct.Struct("<B")
-_U16: Final = struct.Struct("<H")
-_U24: Final = struct.Struct("<HB")
-_U32: Final = struct.Struct("<I")
-_U64: Final = struct.Struct("<Q")
 _ERR_HEAD: Final = struct.Struct("<BH")  # 0xFF, error code
 # conn id, scramble 1, filler, caps lo, charset, status, caps hi, auth data length
 _HANDSHAKE_MID: Final = struct.Struct("<I8sxHBHHB")
@@ -64,72 +68,10 @@ _DUMP_HEAD: Final = struct.Struct("<BIHI")  # command, position, flags, server i
 _DUMP_GTID_HEAD: Final = struct.Struct("<BHII")  # command, flags, server id, name length
 _ACK_HEAD: Final = struct.Struct("<BQ")  # 0xEF, position
 
-_unpack_u8 = _U8.unpack_from
-_unpack_u16 = _U16.unpack_from
-_unpack_u24 = _U24.unpack_from
-_unpack_u32 = _U32.unpack_from
-_unpack_u64 = _U64.unpack_from
-
 #: Longest EOF packet: marker, warnings u16, status u16 (MySQL may add session state).
 _EOF_MAX_LEN: Final = 9
-_NULL_MARKER: Final = 0xFB
-
-
-# -- primitive readers (cursor style) --------------------------------------------------
-
-
-def decode_lenenc_int(data: bytes, pos: int) -> tuple[int | None, int]:
-    """Read a length-encoded integer; ``None`` for the NULL marker 0xFB.
-
-    Layout: < 0xFB: the value; 0xFC: u16; 0xFD: u24; 0xFE: u64.
-    """
-    first = data[pos]
-    if first < _NULL_MARKER:
-        return first, pos + 1
-    if first == _NULL_MARKER:
-        return None, pos + 1
-    if first == 0xFC:
-        return _unpack_u16(data, pos + 1)[0], pos + 3
-    if first == 0xFD:
-        low, high = _unpack_u24(data, pos + 1)
-        return low | (high << 16), pos + 4
-    if first == 0xFE:
-        return _unpack_u64(data, pos + 1)[0], pos + 9
-    raise ProtocolError(f"invalid length-encoded integer prefix 0xff at offset {pos}")
-
-
-def decode_lenenc_bytes(data: bytes, pos: int) -> tuple[bytes | None, int]:
-    """Read a length-encoded string; ``None`` for SQL NULL."""
-    length, pos = decode_lenenc_int(data, pos)
-    if length is None:
-        return None, pos
-    end = pos + length
-    if end > len(data):
-        raise ProtocolError(f"length-encoded string of {length} bytes overruns the packet")
-    return data[pos:end], end
-
-
-def _decode_nul_bytes(data: bytes, pos: int) -> tuple[bytes, int]:
-    end = data.find(b"\0", pos)
-    if end < 0:
-        raise ProtocolError("NUL-terminated string without its NUL")
-    return data[pos:end], end + 1
-
-
-def encode_lenenc_int(value: int) -> bytes:
-    """Encode ``value`` as a length-encoded integer."""
-    if value < _NULL_MARKER:
-        return bytes((value,))
-    if value < 1 << 16:
-        return b"\xfc" + _U16.pack(value)
-    if value < 1 << 24:
-        return b"\xfd" + _U24.pack(value & 0xFFFF, value >> 16)
-    return b"\xfe" + _U64.pack(value)
-
-
-def encode_lenenc_bytes(value: bytes) -> bytes:
-    """Encode ``value`` as a length-encoded string."""
-    return encode_lenenc_int(len(value)) + value
+#: What a truncated or malformed field raises here, turned into the packet's ProtocolError.
+_TRUNCATED: Final = (IndexError, struct.error, MalformedEventError)
 
 
 # -- generic responses ----------------------------------------------------------------
@@ -155,15 +97,15 @@ def parse_ok(payload: bytes) -> OkPacket:
     try:
         if payload[0] not in (OK_MARKER, EOF_MARKER):
             raise ProtocolError(f"expected an OK packet, got marker 0x{payload[0]:02x}")
-        affected, pos = decode_lenenc_int(payload, 1)
-        insert_id, pos = decode_lenenc_int(payload, pos)
+        affected, pos = read_lenenc_int_or_null(payload, 1)
+        insert_id, pos = read_lenenc_int_or_null(payload, pos)
         status = warnings = 0
         if pos + 4 <= len(payload):
-            status = _unpack_u16(payload, pos)[0]
-            warnings = _unpack_u16(payload, pos + 2)[0]
+            status = U16.unpack_from(payload, pos)[0]
+            warnings = U16.unpack_from(payload, pos + 2)[0]
             pos += 4
         return OkPacket(affected or 0, insert_id or 0, status, warnings, payload[pos:])
-    except (IndexError, struct.error) as exc:
+    except _TRUNCATED as exc:
         raise ProtocolError("truncated OK packet") from exc
 
 
@@ -182,9 +124,9 @@ def parse_err(payload: bytes) -> ServerError:
     pos = 3
     sqlstate = "HY000"
     if payload[pos : pos + 1] == b"#" and len(payload) >= pos + 6:
-        sqlstate = payload[pos + 1 : pos + 6].decode("ascii", "replace")
+        sqlstate = server_text(payload[pos + 1 : pos + 6])
         pos += 6
-    message = payload[pos:].decode("utf-8", "replace")
+    message = server_text(payload[pos:])
     return server_error(errno, sqlstate, message)
 
 
@@ -234,12 +176,12 @@ def parse_handshake(payload: bytes) -> Handshake:
     try:
         if payload[0] != 10:
             raise ProtocolError(f"unsupported handshake protocol version {payload[0]}")
-        version, pos = _decode_nul_bytes(payload, 1)
+        version, pos = read_cstring(payload, 1)
         conn_id, scramble1, caps_lo, charset, status, caps_hi, auth_len = (
             _HANDSHAKE_MID.unpack_from(payload, pos)
         )
         pos += _HANDSHAKE_MID.size
-        mariadb_caps = _unpack_u32(payload, pos + 6)[0]
+        mariadb_caps = U32.unpack_from(payload, pos + 6)[0]
         pos += 10
         caps = caps_lo | (caps_hi << 16)
         scramble2 = b""
@@ -249,20 +191,19 @@ def parse_handshake(payload: bytes) -> Handshake:
             pos += n
         plugin = b""
         if caps & Capability.PLUGIN_AUTH and pos < len(payload):
-            end = payload.find(b"\0", pos)
-            plugin = payload[pos : end if end >= 0 else len(payload)]
+            plugin = until_nul(payload[pos:])
         return Handshake(
-            server_version=version.decode("utf-8", "replace"),
+            server_version=server_text(version),
             connection_id=conn_id,
             capabilities=caps,
             charset=charset,
             status=status,
             scramble=scramble1 + scramble2,
-            auth_plugin=plugin.decode("ascii", "replace") or "mysql_native_password",
+            auth_plugin=server_text(plugin) or "mysql_native_password",
             # MariaDB clears CLIENT_MYSQL (bit 0) and puts its own flags in the filler
             mariadb_capabilities=0 if caps & Capability.LONG_PASSWORD else mariadb_caps,
         )
-    except (IndexError, struct.error) as exc:
+    except _TRUNCATED as exc:
         raise ProtocolError("truncated server greeting") from exc
 
 
@@ -326,7 +267,7 @@ def build_register_slave(
     return b"".join(
         (
             bytes((Command.REGISTER_SLAVE,)),
-            _U32.pack(server_id),
+            U32.pack(server_id),
             _short_str(report_host, "report_host"),
             _short_str(report_user, "report_user"),
             b"\0",
@@ -362,11 +303,22 @@ def build_binlog_dump_gtid(
                 Command.BINLOG_DUMP_GTID, flags | BinlogDumpFlag.THROUGH_GTID, server_id, len(name)
             ),
             name,
-            _U64.pack(position),
-            _U32.pack(len(gtid_set)),
+            U64.pack(position),
+            U32.pack(len(gtid_set)),
             gtid_set,
         )
     )
+
+
+def semi_sync_ack_requested(payload: bytes) -> bool | None:
+    """Read the semi-sync header of an event packet: ``0x00 | 0xEF | flags | event``.
+
+    Returns whether the primary waits for an ACK of this event (flag
+    ``SemiSyncFlag.SYNC``), or None when the packet has no semi-sync header.
+    """
+    if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+        return None
+    return bool(payload[2] & SemiSyncFlag.SYNC)
 
 
 def build_semisync_ack(*, file: str, position: int) -> bytes:
@@ -393,16 +345,16 @@ def _parse_column_definition(payload: bytes) -> ColumnDefinition:
         pos = 0
         texts: list[bytes] = []
         for _ in range(6):
-            text, pos = decode_lenenc_bytes(payload, pos)
+            text, pos = read_lenenc_bytes_or_null(payload, pos)
             texts.append(text or b"")
-        _, pos = decode_lenenc_int(payload, pos)  # length of fixed fields (0x0c)
+        _, pos = read_lenenc_int_or_null(payload, pos)  # length of fixed fields (0x0c)
         column_type = payload[pos + 6]
-    except (IndexError, struct.error) as exc:
+    except _TRUNCATED as exc:
         raise ProtocolError("truncated column definition packet") from exc
     return ColumnDefinition(
-        schema=texts[1].decode("utf-8", "replace"),
-        table=texts[3].decode("utf-8", "replace"),
-        name=texts[4].decode("utf-8", "replace"),
+        schema=server_text(texts[1]),
+        table=server_text(texts[3]),
+        name=server_text(texts[4]),
         column_type=column_type,
     )
 
@@ -438,8 +390,8 @@ class ResultSetReader:
             raise parse_err(payload)
         if self.column_count < 0:
             try:
-                count, _ = decode_lenenc_int(payload, 0)
-            except (IndexError, struct.error) as exc:
+                count, _ = read_lenenc_int_or_null(payload, 0)
+            except _TRUNCATED as exc:
                 raise ProtocolError("truncated result set header") from exc
             if not count:
                 raise ProtocolError("result set header with no columns")
@@ -449,8 +401,7 @@ class ResultSetReader:
             if is_eof_packet(payload):
                 if len(self.columns) != self.column_count:
                     raise ProtocolError(
-                        f"result set announced {self.column_count} columns, "
-                        f"got {len(self.columns)}"
+                        f"result set announced {self.column_count} columns, got {len(self.columns)}"
                     )
                 self.in_rows = True
                 return None
@@ -462,9 +413,9 @@ class ResultSetReader:
         pos = 0
         try:
             for _ in range(self.column_count):
-                value, pos = decode_lenenc_bytes(payload, pos)
-                row.append(None if value is None else value.decode("utf-8", "replace"))
-        except (IndexError, struct.error) as exc:
+                value, pos = read_lenenc_bytes_or_null(payload, pos)
+                row.append(None if value is None else server_text(value))
+        except _TRUNCATED as exc:
             raise ProtocolError("truncated result set row") from exc
         if pos != len(payload):
             raise ProtocolError(f"{len(payload) - pos} unexpected bytes after a result set row")

@@ -36,9 +36,8 @@ from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import Final, Literal
 
-from ..binlog.constants import BinlogChecksumAlg
 from ..errors import ConfigError, ProtocolError, ReplicaError, UnsupportedError
-from ..position import FilePos, Gtid
+from ..position import FilePos, Gtid, MysqlGtidSet
 from .auth import AuthPlugin, RandomBytes, plugin_for
 from .constants import (
     EOF_MARKER,
@@ -49,7 +48,6 @@ from .constants import (
     Capability,
 )
 from .framing import DEFAULT_MAX_PACKET_SIZE, PacketFramer, frame_payload
-from .gtidset import MysqlGtidSet
 from .packets import (
     Handshake,
     ResultSet,
@@ -211,7 +209,7 @@ class _Context:
     flavor: Flavor = Flavor.MARIADB
     primary_timestamp: int | None = None
     primary_server_id: int | None = None
-    checksum_alg: BinlogChecksumAlg = BinlogChecksumAlg.OFF
+    crc32: bool = False
     gtid_domain_id: int | None = None
     start: FilePos | Gtid | MysqlGtidSet | None = None
     semi_sync_available: bool = False
@@ -280,9 +278,9 @@ def _heartbeat(ctx: _Context) -> bytes | None:
 def _on_checksum(ctx: _Context, reply: _Reply) -> None:
     value = reply.scalar() if reply is not None else None
     if value is None or value.upper() == "NONE":
-        ctx.checksum_alg = BinlogChecksumAlg.OFF
+        ctx.crc32 = False
     elif value.upper() == "CRC32":
-        ctx.checksum_alg = BinlogChecksumAlg.CRC32
+        ctx.crc32 = True
     else:
         raise UnsupportedError(f"the primary uses binlog_checksum={value!r}; only CRC32/NONE")
 
@@ -479,9 +477,9 @@ class RegistrationMachine:
         return self._ctx.flavor
 
     @property
-    def checksum_alg(self) -> BinlogChecksumAlg:
-        """The checksum negotiated with ``@master_binlog_checksum``."""
-        return self._ctx.checksum_alg
+    def crc32(self) -> bool:
+        """The events carry CRC32 trailers (negotiated with ``@master_binlog_checksum``)."""
+        return self._ctx.crc32
 
     @property
     def semi_sync(self) -> bool:

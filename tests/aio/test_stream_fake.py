@@ -28,9 +28,8 @@ from replica_client.errors import (
     ReplicaTimeoutError,
     StateError,
 )
-from replica_client.position import FilePos, Gtid
+from replica_client.position import FilePos, Gtid, MysqlGtidSet
 from replica_client.wire.framing import MAX_CHUNK
-from replica_client.wire.gtidset import MysqlGtidSet
 from tests.fake_primary import (
     BinlogBuilder,
     FakePrimary,

@@ -160,7 +160,8 @@ def test_random_bytes(data: bytes, fde: bytes | None, verify: bool) -> None:
     decode_or_protocol_error(primed(fde, verify), data)
 
 
-TYPE_CODES = [*sorted(DECODERS), EventType.FORMAT_DESCRIPTION_EVENT]
+#: Every type of the dispatch table (the FORMAT_DESCRIPTION_EVENT included).
+TYPE_CODES = sorted(DECODERS)
 
 
 @SETTINGS

@@ -25,7 +25,7 @@ from replica_client.binlog.events import GtidEvent
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from tests.faults.proxy import ConnectionPlan, FaultProxy
-from tests.integration._stream_support import config_for, repl_user
+from tests.integration._stream_support import REPL_USER, config_for, repl_user
 
 __all__: list[str] = []
 
@@ -94,15 +94,25 @@ async def test_tls_verify_modes_with_the_harness_ca(
 ) -> None:
     srv = mariadb_primary_factory(ServerVariant(tls=True))
     repl_user(srv)
-    ca = str(srv.ca_cert)
-    for mode in ("required", "verify_ca", "verify_identity"):
-        await _open_close(config_for(srv, start="now", blocking=False, tls=mode, tls_ca=ca))
-    # the certificate names 127.0.0.1 and localhost
-    await _open_close(
-        config_for(
-            srv, host="localhost", start="now", blocking=False, tls="verify_identity", tls_ca=ca
+    # The server refuses this account on any connection that is not encrypted, so
+    # each successful stream below ran over TLS.
+    for host in ("%", "localhost"):
+        srv.sql(f"ALTER USER '{REPL_USER}'@'{host}' REQUIRE SSL")
+    try:
+        with pytest.raises(rc.AuthenticationError):
+            await rc.connect(config_for(srv, start="now", blocking=False, tls="off"))
+        ca = str(srv.ca_cert)
+        for mode in ("required", "verify_ca", "verify_identity"):
+            await _open_close(config_for(srv, start="now", blocking=False, tls=mode, tls_ca=ca))
+        # the certificate names 127.0.0.1 and localhost
+        await _open_close(
+            config_for(
+                srv, host="localhost", start="now", blocking=False, tls="verify_identity", tls_ca=ca
+            )
         )
-    )
+    finally:
+        for host in ("%", "localhost"):
+            srv.sql(f"ALTER USER '{REPL_USER}'@'{host}' REQUIRE NONE")
 
 
 async def test_tls_wrong_hostname_and_unknown_ca(tmp_path: Path) -> None:

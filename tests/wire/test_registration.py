@@ -9,19 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replica_client.errors import ConfigError, ProtocolError, ReplicaError, ServerError
-from replica_client.position import FilePos, Gtid
+from replica_client.position import FilePos, Gtid, MysqlGtidSet
 from replica_client.wire.framing import frame_payload
-from replica_client.wire.gtidset import MysqlGtidSet
 from replica_client.wire.packets import (
     ResultSetReader,
     build_binlog_dump,
     build_binlog_dump_gtid,
     build_register_slave,
     build_semisync_ack,
-    decode_lenenc_int,
-    encode_lenenc_int,
     parse_err,
     parse_handshake,
+    semi_sync_ack_requested,
 )
 from replica_client.wire.registration import (
     TRANSITIONS,
@@ -54,14 +52,13 @@ def test_terminal_states_have_no_exits() -> None:
         assert state not in (State.FAILED, State.ENDED)
 
 
-@pytest.mark.parametrize(
-    "value", [0, 250, 251, 252, 0xFFFF, 0x10000, 0xFFFFFF, 0x1000000, 2**64 - 1]
-)
-def test_lenenc_round_trip(value: int) -> None:
-    raw = encode_lenenc_int(value)
-    if value == 251:
-        assert raw == b"\xfc\xfb\x00"
-    assert decode_lenenc_int(raw, 0) == (value, len(raw))
+def test_semi_sync_header() -> None:
+    # an event packet: 0x00 | 0xEF | flags (bit 0: the primary waits for an ACK) | event
+    assert semi_sync_ack_requested(b"\x00\xef\x01event") is True
+    assert semi_sync_ack_requested(b"\x00\xef\x00event") is False
+    assert semi_sync_ack_requested(b"\x00\xef\x02event") is False
+    assert semi_sync_ack_requested(b"\x00\x01\x00event") is None  # no semi-sync header
+    assert semi_sync_ack_requested(b"\x00\xef") is None
 
 
 def test_err_packet_mapping() -> None:

@@ -1,58 +1,169 @@
-"""Body decoders of MySQL-only events (5.6 - 9.x). No I/O.
+"""GTID events of both flavours: where a transaction comes from. No I/O.
 
-Each function has the dispatch-table signature ``(decoder, header, view, pos,
-end) -> Event``: ``pos`` is just after the common header, ``end`` before the
-checksum trailer. Layouts follow MySQL ``libs/mysql/binlog/event``
-(``control_events.cpp``, ``rows_event.cpp``, ``statement_events.cpp``) and the
-MySQL Internals "Binlog Event" pages. Malformed input raises
-:class:`MalformedEventError` only.
+Body decoders of the dispatch table, each ``fn(fmt, header, view, pos, end)``
+(see :mod:`.format`); none keeps state.
 
-GTID_TAGGED_LOG_EVENT (9.x, type 42) and tagged PREVIOUS_GTIDS use the MySQL
-serialization library (``libs/mysql/serialization``): variable-length
-integers whose first byte counts, in trailing one bits, how many more bytes
-follow (:func:`read_varlen_unsigned`); signed integers are zig-zag encoded.
+MariaDB (``sql/log_event.cc``, MariaDB KB "GTID_EVENT", "GTID_LIST_EVENT",
+"BINLOG_CHECKPOINT_EVENT"):
+
+* GTID_EVENT (162): domain, sequence number and flags of an event group;
+* GTID_LIST_EVENT (163): the GTID state at the start of a file (or, artificial,
+  where a GTID-started dump begins);
+* BINLOG_CHECKPOINT_EVENT (161): the oldest file crash recovery needs.
+
+MySQL (``libs/mysql/binlog/event/control_events.cpp``: ``Gtid_event``,
+``Previous_gtids_event``; ``libs/mysql/gtid``):
+
+* GTID_LOG_EVENT (33) / ANONYMOUS_GTID_LOG_EVENT (34): the transaction's
+  UUID:number, logical clock and commit timestamps;
+* GTID_TAGGED_LOG_EVENT (42, 8.3+): the same in the serialization library's
+  format, with a tag;
+* PREVIOUS_GTIDS_LOG_EVENT (35): the GTID set of every earlier file.
+
+GTID_TAGGED_LOG_EVENT and tagged PREVIOUS_GTIDS use the MySQL serialization
+library (``libs/mysql/serialization``): variable-length integers whose first
+byte counts, in trailing one bits, how many more bytes follow
+(:func:`read_varlen_unsigned`); signed integers are zig-zag encoded.
 """
 
 from __future__ import annotations
 
 import struct
 import uuid as _uuid
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from ..accel import constructor
+from ..codec import need, read_lenenc_int, server_text, u8, u32, u64
 from ..errors import MalformedEventError
-from .codec import need, read_packed_int, u8, u16, u32, u64
+from ..position import GtidTriple
 from .constants import EventType
 from .events import (
     AnonymousGtidEvent,
+    BinlogCheckpointEvent,
     Event,
+    GtidEvent,
+    GtidListEvent,
     GtidSetEntry,
-    HeartbeatV2Event,
-    IncidentEvent,
     MysqlGtidEvent,
     PreviousGtidsEvent,
-    RowsQueryEvent,
-    TransactionContextEvent,
-    ViewChangeEvent,
 )
+from .format import BinlogFormat
 from .header import EventHeader
 
-if TYPE_CHECKING:
-    from .decoder import EventDecoder
-
 __all__ = [
-    "decode_gtid",
+    "decode_binlog_checkpoint",
+    "decode_gtid_list",
     "decode_gtid_tagged",
-    "decode_heartbeat_v2",
-    "decode_incident",
+    "decode_mariadb_gtid",
+    "decode_mysql_gtid",
     "decode_previous_gtids",
-    "decode_rows_query",
-    "decode_transaction_context",
-    "decode_view_change",
     "read_varlen_signed",
     "read_varlen_unsigned",
 ]
 
 E = EventType
+
+# -- MariaDB ---------------------------------------------------------------------------
+
+_GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
+_GTID_LIST_ENTRY: Final = struct.Struct("<IIQ")  # domain_id, server_id, seq_no
+_FL_GROUP_COMMIT_ID: Final = GtidEvent.FL_GROUP_COMMIT_ID
+_FL_XA: Final = GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA
+#: GtidEvent(...) with every field, without the generated __init__ (see accel.constructor).
+_new_gtid: Final = constructor(GtidEvent)
+
+
+def decode_mariadb_gtid(
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
+) -> Event:
+    """GTID_EVENT (MariaDB): the GTID and flags that open an event group.
+
+    Layout (MariaDB ``sql/log_event.cc``: ``Gtid_log_event::Gtid_log_event``,
+    ``::write``)::
+
+        seq_no u64 | domain_id u32 | flags2 u8 | [commit_id u64]
+        [XA: format_id u32 | gtrid_len u8 | bqual_len u8 | data]
+        [flags_extra u8 | extra_engines u8 | sa_seq_no u64 | thread_id u32]
+
+    The body is zero-padded to 19 bytes: a plain GTID reads flags_extra 0
+    from the padding.
+    """
+    if pos + 13 > len(view):
+        need(view, pos, 13, "GTID")  # raises
+    seq_no, domain_id, flags2 = _GTID_HEAD.unpack_from(view, pos)
+    commit_id = None
+    if flags2 & _FL_GROUP_COMMIT_ID:
+        commit_id = u64(view, pos + 13)
+        pos += 21
+    else:
+        pos += 13
+    format_id = gtrid = bqual = None
+    if flags2 & _FL_XA:
+        format_id = u32(view, pos)
+        glen, blen = u8(view, pos + 4), u8(view, pos + 5)
+        pos += 6
+        need(view, pos, glen + blen, "XA xid")
+        gtrid = bytes(view[pos : pos + glen])
+        bqual = bytes(view[pos + glen : pos + glen + blen])
+        pos += glen + blen
+    flags_extra = 0
+    extra_engines = sa_seq_no = thread_id = None
+    if pos < end:
+        flags_extra = view[pos]
+        pos += 1
+        if flags_extra & 0x01:
+            extra_engines = u8(view, pos)
+            pos += 1
+        if flags_extra & 0x0C:  # FL_COMMIT_ALTER_E1 | FL_ROLLBACK_ALTER_E1
+            sa_seq_no = u64(view, pos)
+            pos += 8
+        if flags_extra & 0x10:  # FL_EXTRA_THREAD_ID (MariaDB 11.x)
+            thread_id = u32(view, pos)
+            pos += 4
+    return _new_gtid(
+        h,
+        domain_id,
+        seq_no,
+        flags2,
+        commit_id,
+        format_id,
+        gtrid,
+        bqual,
+        flags_extra,
+        extra_engines,
+        sa_seq_no,
+        thread_id,
+    )
+
+
+def decode_gtid_list(
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
+) -> Event:
+    """GTID_LIST_EVENT (MariaDB): count u32 (low 28 bits; top 4 bits flags)
+    | count x (domain_id u32 | server_id u32 | seq_no u64)."""
+    raw = u32(view, pos)
+    count, flags = raw & 0x0FFFFFFF, raw >> 28
+    pos += 4
+    need(view, pos, count * 16, "GTID_LIST entries")
+    if pos + count * 16 > end:
+        raise MalformedEventError("GTID_LIST entries overrun the event", offset=pos)
+    gtids = tuple(
+        GtidTriple(*_GTID_LIST_ENTRY.unpack_from(view, pos + 16 * i)) for i in range(count)
+    )
+    return GtidListEvent(h, gtids, flags)
+
+
+def decode_binlog_checkpoint(
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
+) -> Event:
+    """BINLOG_CHECKPOINT_EVENT (MariaDB): name_len u32 | file name."""
+    n = u32(view, pos)
+    need(view, pos + 4, n, "checkpoint file name")
+    return BinlogCheckpointEvent(h, server_text(view[pos + 4 : pos + 4 + n]))
+
+
+# -- MySQL -----------------------------------------------------------------------------
+
 _U56_MASK: Final = (1 << 55) - 1
 _U56_FLAG: Final = 1 << 55
 _SV_FLAG: Final = 1 << 31
@@ -62,13 +173,6 @@ _LOGICAL_TIMESTAMP_TYPECODE: Final = 2
 _UUID_LEN: Final = 16
 #: Top byte of PREVIOUS_GTIDS' n_sids when the set is in the tagged format.
 _GTID_FORMAT_TAGGED: Final = 1
-
-
-def _text(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace")
 
 
 def _uuid_at(view: memoryview, pos: int) -> str:
@@ -82,10 +186,9 @@ def _u56(view: memoryview, pos: int) -> int:
     return int(lo | (mid << 32) | (hi << 48))
 
 
-# -- GTID_LOG_EVENT / ANONYMOUS_GTID_LOG_EVENT (33, 34) ------------------------------------
-
-
-def decode_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
+def decode_mysql_gtid(
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
+) -> Event:
     """GTID_LOG_EVENT / ANONYMOUS_GTID_LOG_EVENT (``Gtid_event::Gtid_event``).
 
     post-header: gtid_flags u8 | sid[16] | gno i64
@@ -121,7 +224,7 @@ def decode_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end
             original_ts = _u56(view, p)
             p += 7
         if p < end:
-            tx_length, p = read_packed_int(view, p)
+            tx_length, p = read_lenenc_int(view, p, end)
         if p + 4 <= end:
             raw_sv = u32(view, p)
             p += 4
@@ -155,7 +258,7 @@ def decode_gtid(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end
     )
 
 
-# -- MySQL serialization library ------------------------------------------------------------
+# -- MySQL serialization library ------------------------------------------------------
 
 
 def read_varlen_unsigned(view: memoryview, pos: int, end: int) -> tuple[int, int]:
@@ -193,7 +296,7 @@ _TAG_MAX: Final = 32
 
 
 def decode_gtid_tagged(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """GTID_TAGGED_LOG_EVENT (42): a ``Gtid_event`` in the serialization format.
 
@@ -244,7 +347,7 @@ def decode_gtid_tagged(
             n, pos = read_varlen_unsigned(view, pos, stop)
             if n > _TAG_MAX or pos + n > stop:
                 raise MalformedEventError(f"tagged GTID tag of {n} bytes", offset=pos)
-            tag = _text(bytes(view[pos : pos + n]))
+            tag = server_text(view[pos : pos + n])
             pos += n
         elif field_id in _SIGNED_FIELDS:
             values[field_id], pos = read_varlen_signed(view, pos, stop)
@@ -269,11 +372,8 @@ def decode_gtid_tagged(
     )
 
 
-# -- PREVIOUS_GTIDS_LOG_EVENT (35) ------------------------------------------------------------
-
-
 def decode_previous_gtids(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
+    fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """PREVIOUS_GTIDS_LOG_EVENT: a GTID set (``Gtid_set::add_gtid_encoding``).
 
@@ -297,7 +397,7 @@ def decode_previous_gtids(
             n, pos = read_varlen_unsigned(view, pos, end)
             if n > _TAG_MAX or pos + n > end:
                 raise MalformedEventError(f"GTID tag of {n} bytes", offset=pos)
-            tag = _text(bytes(view[pos : pos + n]))
+            tag = server_text(view[pos : pos + n])
             pos += n
         n_iv = u64(view, pos)
         pos += 8
@@ -314,125 +414,3 @@ def decode_previous_gtids(
     if pos != end:
         raise MalformedEventError(f"{end - pos} bytes after the PREVIOUS_GTIDS set", offset=pos)
     return PreviousGtidsEvent(h, tuple(entries))
-
-
-# -- small MySQL events ----------------------------------------------------------------------
-
-
-def decode_rows_query(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-) -> Event:
-    """ROWS_QUERY_LOG_EVENT: length u8 (the text's length mod 256, unused) | text (rest)."""
-    need(view, pos, 1, "ROWS_QUERY length")
-    return RowsQueryEvent(h, _text(bytes(view[pos + 1 : end])))
-
-
-def decode_incident(d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
-    """INCIDENT_EVENT: incident u16 | [message length u8 | message]."""
-    incident = u16(view, pos)
-    phl = d.post_header_len(E.INCIDENT_EVENT, 2)
-    p = pos + phl
-    message = ""
-    if p < end:
-        n = u8(view, p)
-        if p + 1 + n > end:
-            raise MalformedEventError("INCIDENT message overruns the event", offset=p)
-        message = _text(bytes(view[p + 1 : p + 1 + n]))
-    return IncidentEvent(h, incident, message)
-
-
-_HB_END, _HB_LOG_FILENAME, _HB_LOG_POSITION = 0, 1, 2
-
-
-def decode_heartbeat_v2(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-) -> Event:
-    """HEARTBEAT_LOG_EVENT_V2: { type packed | length packed | value }* up to type 0.
-
-    1 = log file name, 2 = log position (a packed integer); other types are
-    skipped by their length (``Heartbeat_event_v2``).
-    """
-    name = ""
-    position = 0
-    while pos < end:
-        field_type, pos = read_packed_int(view, pos)
-        if field_type == _HB_END:
-            break
-        length, pos = read_packed_int(view, pos)
-        if pos + length > end:
-            raise MalformedEventError("heartbeat field overruns the event", offset=pos)
-        if field_type == _HB_LOG_FILENAME:
-            name = _text(bytes(view[pos : pos + length]))
-        elif field_type == _HB_LOG_POSITION:
-            position, after = read_packed_int(view, pos)
-            if after != pos + length:
-                raise MalformedEventError("heartbeat position field length", offset=pos)
-        pos += length
-    return HeartbeatV2Event(h, name, position)
-
-
-def decode_view_change(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-) -> Event:
-    """VIEW_CHANGE_EVENT: view_id char[40] | seq_number u64 | cert_info_size u32
-    | { key_len u16 | key | value_len u32 | value }* (``View_change_event``)."""
-    need(view, pos, 52, "VIEW_CHANGE post-header")
-    view_id = _text(bytes(view[pos : pos + 40]).split(b"\0", 1)[0])
-    seq = u64(view, pos + 40)
-    count = u32(view, pos + 48)
-    p = pos + d.post_header_len(E.VIEW_CHANGE_EVENT, 52)
-    info: list[tuple[str, bytes]] = []
-    for _ in range(count):
-        klen = u16(view, p)
-        need(view, p + 2, klen, "certification key")
-        key = _text(bytes(view[p + 2 : p + 2 + klen]))
-        p += 2 + klen
-        vlen = u32(view, p)
-        if p + 4 + vlen > end:
-            raise MalformedEventError("certification value overruns the event", offset=p)
-        info.append((key, bytes(view[p + 4 : p + 4 + vlen])))
-        p += 4 + vlen
-    if p > end:
-        raise MalformedEventError("VIEW_CHANGE data overruns the event", offset=p)
-    return ViewChangeEvent(h, view_id, seq, tuple(info))
-
-
-def decode_transaction_context(
-    d: EventDecoder, h: EventHeader, view: memoryview, pos: int, end: int
-) -> Event:
-    """TRANSACTION_CONTEXT_EVENT (``Transaction_context_event``).
-
-    post-header: server_uuid_len u8 | thread_id u32 | gtid_specified u8
-                 | snapshot_version_len u32 | write_set_len u32 | read_set_len u32
-    body:        server_uuid | snapshot_version | write_set items | read_set items,
-                 each item: len u16 | bytes
-    """
-    need(view, pos, 18, "TRANSACTION_CONTEXT post-header")
-    uuid_len = view[pos]
-    thread_id = u32(view, pos + 1)
-    gtid_specified = bool(view[pos + 5])
-    snap_len = u32(view, pos + 6)
-    ws_len = u32(view, pos + 10)
-    rs_len = u32(view, pos + 14)
-    p = pos + d.post_header_len(E.TRANSACTION_CONTEXT_EVENT, 18)
-    if p + uuid_len + snap_len > end:
-        raise MalformedEventError("TRANSACTION_CONTEXT data overruns the event", offset=p)
-    server_uuid = _text(bytes(view[p : p + uuid_len]))
-    p += uuid_len
-    snapshot = bytes(view[p : p + snap_len])
-    p += snap_len
-    sets: list[tuple[bytes, ...]] = []
-    for count in (ws_len, rs_len):
-        if count > (end - p) // 2:
-            raise MalformedEventError(f"TRANSACTION_CONTEXT set of {count} items", offset=p)
-        items = []
-        for _ in range(count):
-            n = u16(view, p)
-            if p + 2 + n > end:
-                raise MalformedEventError("write/read set item overruns the event", offset=p)
-            items.append(bytes(view[p + 2 : p + 2 + n]))
-            p += 2 + n
-        sets.append(tuple(items))
-    return TransactionContextEvent(
-        h, server_uuid, thread_id, gtid_specified, snapshot, sets[0], sets[1]
-    )

@@ -1,4 +1,4 @@
-"""Binlog format versions v1 (3.23), v3 (4.0) and the MySQL 5.1/5.2 pre-GA layout.
+"""Legacy binlogs (``binlog/legacy.py``): v1 (3.23), v3 (4.0), LOAD events, pre-GA 5.1/5.2.
 
 No fixture of a v1/v3 log exists, so those are built here byte by byte after
 the layouts in MySQL's ``log_event.cc`` (``Start_log_event_v3``,
@@ -26,8 +26,8 @@ from replica_client.binlog.events import (
     LoadEvent,
     StartEventV3,
 )
+from tests.binlog_files import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "binlogs"
 MAGIC = b"\xfebin"
 E = EventType
 
