@@ -4,6 +4,8 @@ Usage (from the repository root)::
 
     python3 -m benchmarks.latency              # 2,000 commits per measurement
     python3 -m benchmarks.latency --commits 500
+    python3 -m benchmarks.latency --server mariadb-11.8    # or mysql-9.7
+    python3 -m benchmarks.latency --style changes          # a changes() consumer
 
 1. **Live latency**: ``replica_client.connect(..., blocking=True)`` follows the
    primary; a writer process commits single-row transactions one at a time
@@ -15,8 +17,9 @@ Usage (from the repository root)::
 2. **Semi-sync**: with ``rpl_semi_sync_master_enabled=ON`` every commit waits
    for a replica's ACK. The writer measures each commit's round trip while
    the ACKing replica is (a) ``replica_client`` (``semi_sync="on"``: decodes
-   every event, ACKs in ``auto`` mode, then in ``receipt`` mode) and (b) a
-   bare client that only frames
+   every event, ACKs in ``auto`` mode, then in ``receipt`` mode; its loop is an
+   ``async for event in stream`` or, with ``--style changes``, an ``async for
+   change in stream.changes()``) and (b) a bare client that only frames
    packets and ACKs the ones the primary asks for. ``Rpl_semi_sync_master_no_tx``
    must not move: a commit that timed out waiting for its ACK would count there.
 
@@ -131,7 +134,7 @@ def _commit_latencies(dsn: dict[str, Any], first: int, count: int) -> list[float
 
 
 async def _rc_acking(
-    args: dict[str, Any], stop: asyncio.Event, ready: asyncio.Event, ack_mode: str
+    args: dict[str, Any], stop: asyncio.Event, ready: asyncio.Event, ack_mode: str, style: str
 ) -> None:
     async with connect(
         host=args["host"],
@@ -147,10 +150,19 @@ async def _rc_acking(
     ) as stream:
         ready.set()
         # A plain ``async for``, as an application consumes the stream; the
-        # heartbeats (every 0.2 s while idle) let it notice ``stop``.
-        async for _ in stream:
-            if stop.is_set():
-                break
+        # heartbeats (every 0.2 s while idle) let the event loop notice ``stop``.
+        if style == "changes":
+            changes = stream.changes()
+            while not stop.is_set():
+                try:
+                    async with asyncio.timeout(0.2):
+                        await anext(changes)
+                except TimeoutError:
+                    continue
+        else:
+            async for _ in stream:
+                if stop.is_set():
+                    break
 
 
 def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Event) -> None:
@@ -160,9 +172,13 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
     )
     with conn.cursor() as cur:
         cur.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
-        cur.execute("SET @mariadb_slave_capability = 4")
-        cur.execute("SET @rpl_semi_sync_slave = 1")
-        cur.execute("SHOW MASTER STATUS")
+        if args["mariadb"]:
+            cur.execute("SET @mariadb_slave_capability = 4")
+            cur.execute("SET @rpl_semi_sync_slave = 1")
+            cur.execute("SHOW MASTER STATUS")
+        else:
+            cur.execute("SET @rpl_semi_sync_replica = 1")
+            cur.execute("SHOW BINARY LOG STATUS")
         row = cur.fetchone()
     assert row is not None
     name, position = str(row[0]), int(row[1])
@@ -202,43 +218,66 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
     sock.close()
 
 
+_SERVERS = {
+    "mariadb": ServerVariant(extra_args=("--rpl-semi-sync-master-timeout=2000",)),
+    "mariadb-11.8": ServerVariant(
+        flavor="mariadb", version="11.8", extra_args=("--rpl-semi-sync-master-timeout=2000",)
+    ),
+    "mysql-9.7": ServerVariant(
+        flavor="mysql", version="9.7", extra_args=("--rpl-semi-sync-source-timeout=2000",)
+    ),
+}
+
+
 def _semi_sync_status(srv: MariaDBServer) -> dict[str, int]:
-    rows = srv.sql("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
-    return {str(k): int(v) for k, v in rows if str(v).isdigit()}
+    rows = srv.sql(f"SHOW GLOBAL STATUS LIKE '{_semi_prefix(srv)}%'")
+    # one set of names whatever the flavour: yes_tx, no_tx, ...
+    return {str(k)[len(_semi_prefix(srv)) :]: int(v) for k, v in rows if str(v).isdigit()}
+
+
+def _semi_prefix(srv: MariaDBServer) -> str:
+    return "Rpl_semi_sync_master_" if srv.flavor == "mariadb" else "Rpl_semi_sync_source_"
+
+
+def _set_semi_sync(srv: MariaDBServer, on: bool) -> None:
+    name = (
+        "rpl_semi_sync_master_enabled"
+        if srv.flavor == "mariadb"
+        else "rpl_semi_sync_source_enabled"
+    )
+    srv.sql(f"SET GLOBAL {name} = {'ON' if on else 'OFF'}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commits", type=int, default=2000)
+    parser.add_argument("--server", choices=sorted(_SERVERS), default="mariadb")
+    parser.add_argument("--style", choices=["events", "changes"], default="events")
     parser.add_argument("--json", type=Path)
     opts = parser.parse_args(argv)
     n = opts.commits
-    srv = MariaDBServer(ServerVariant(extra_args=("--rpl-semi-sync-master-timeout=2000",)))
+    srv = MariaDBServer(_SERVERS[opts.server])
     srv.start()
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"server": srv.version, "style": opts.style}
     try:
         password = secrets.token_hex(8)
-        root = pymysql.connect(
-            host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=True
-        )
-        workload.create_bench_user(root, password)
-        with root.cursor() as cur:
-            cur.execute("CREATE DATABASE IF NOT EXISTS bench")
-            cur.execute(_DDL)
-        root.close()
+        srv.create_user(workload.BENCH_USER, password)
+        srv.sql("CREATE DATABASE IF NOT EXISTS bench")
+        srv.sql(_DDL)
         dsn = {"host": srv.host, "port": srv.port, "user": srv.user, "password": srv.password}
         args = {
             "host": srv.host,
             "port": srv.port,
             "user": workload.BENCH_USER,
             "password": password,
+            "mariadb": srv.flavor == "mariadb",
         }
         # 1. live latency, semi-sync off
-        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        _set_semi_sync(srv, False)
         live = asyncio.run(_live({**args, "server_id": 201}, dsn, 0, n))
         results["live_ms"] = _stats(live)
         # 2. semi-sync commit latency: bare ACKer, then replica_client
-        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        _set_semi_sync(srv, True)
         stop, ready = threading.Event(), threading.Event()
         bare = threading.Thread(
             target=_bare_acker, args=({**args, "server_id": 202}, stop, ready), daemon=True
@@ -257,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         async def with_rc(ack_mode: str, sid: int, base: int) -> tuple[list[float], dict[str, int]]:
             stop_rc, ready_rc = asyncio.Event(), asyncio.Event()
             task = asyncio.create_task(
-                _rc_acking({**args, "server_id": sid}, stop_rc, ready_rc, ack_mode)
+                _rc_acking({**args, "server_id": sid}, stop_rc, ready_rc, ack_mode, opts.style)
             )
             await asyncio.wait_for(ready_rc.wait(), 10)
             await asyncio.sleep(0.3)
@@ -275,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             rc_ms, rc_status = asyncio.run(with_rc(ack_mode, sid, base))
             results[f"{key}_ms"] = _stats(rc_ms)
             results[f"{key}_status"] = rc_status
-        srv.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        _set_semi_sync(srv, False)
         results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n))
     finally:
         srv.close()
@@ -318,8 +357,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    keys = ("Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx")
-    return {k: after.get(k, 0) - before.get(k, 0) for k in keys}
+    return {k: after.get(k, 0) - before.get(k, 0) for k in ("yes_tx", "no_tx")}
 
 
 if __name__ == "__main__":

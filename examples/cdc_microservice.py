@@ -64,17 +64,19 @@ class CdcService:
     def __repr__(self) -> str:
         return f"<CdcService stream={self.stream_key}>"
 
-    async def start_position(self) -> rc.Gtid | str:
+    async def start_position(self) -> rc.Gtid | rc.MysqlGtidSet | str:
         stored = await self.redis.get(self.checkpoint_key)
         if stored:
             log.info("resuming from checkpoint %s", stored.decode())
-            return rc.Gtid(stored.decode())
+            return rc.parse_gtid_state(stored.decode())  # MariaDB state or MySQL set
         if self.args.start_gtid:
-            return rc.Gtid(self.args.start_gtid)
+            return rc.parse_gtid_state(self.args.start_gtid)
         log.info("no checkpoint under %s: starting at %s", self.checkpoint_key, self.args.start)
         return str(self.args.start)
 
-    async def publish(self, changes: list[Change], gtid_state: rc.Gtid) -> None:
+    async def publish(
+        self, changes: list[Change], gtid_state: rc.Gtid | rc.MysqlGtidSet
+    ) -> None:
         """One transaction's changes and the new checkpoint, all or nothing."""
         async with self.redis.pipeline(transaction=True) as tx:
             for index, change in enumerate(changes):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .aio import BinlogStream, ReconnectPolicy, ReplicaConfig, StreamMetrics, connect
 from .binlog.constants import ColumnType, EventType
 from .binlog.events import (
+    JSON_NULL,
     MISSING,
     AnnotateRowsEvent,
     AnonymousGtidEvent,
@@ -34,6 +35,7 @@ from .binlog.events import (
     IntvarEvent,
     InvalidDate,
     InvalidDatetime,
+    JsonNull,
     LoadEvent,
     MysqlGtidEvent,
     PartialJson,
@@ -68,7 +70,9 @@ from .errors import (
     ConfigError,
     ConnectionLostError,
     DecryptionError,
+    FailoverError,
     LimitExceededError,
+    LostTransactionsError,
     MalformedEventError,
     PacketSequenceError,
     PacketTooLargeError,
@@ -83,12 +87,12 @@ from .errors import (
     UnsupportedError,
 )
 from .files import BinlogFileReader, open_binlog
-from .position import FilePos, Gtid, GtidTriple
-from .wire.gtidset import MysqlGtidSet
+from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_state
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "JSON_NULL",
     "MISSING",
     "AnonymousGtidEvent",
     "CreateFileEvent",
@@ -136,6 +140,7 @@ __all__ = [
     "IntvarEvent",
     "InvalidDate",
     "InvalidDatetime",
+    "JsonNull",
     "QueryEvent",
     "RandEvent",
     "RotateEvent",
@@ -151,16 +156,19 @@ __all__ = [
     "XidEvent",
     "iter_changes",
     "open_binlog",
+    "parse_gtid_state",
     "AuthenticationError",
     "BinlogPositionError",
     "ChecksumMismatchError",
     "ConfigError",
     "ConnectionLostError",
     "DecryptionError",
+    "FailoverError",
     "FilePos",
     "Gtid",
     "GtidTriple",
     "LimitExceededError",
+    "LostTransactionsError",
     "MalformedEventError",
     "PacketSequenceError",
     "PacketTooLargeError",

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 from .errors import ConfigError
 
-__all__ = ["DEFAULT_MAX_EVENT_SIZE", "DecoderOptions", "TableFilter"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "DecoderOptions",
+    "TableFilter",
+    "format_address",
+    "parse_address",
+]
 
 #: 1 GiB: the largest event MariaDB can write (max_allowed_packet's ceiling).
 DEFAULT_MAX_EVENT_SIZE = 1 << 30
@@ -84,6 +90,9 @@ class DecoderOptions:
             (default) raises ``UnknownEventError``; ``"keep"`` returns it as an
             ``UnknownEvent`` with its body (for vendor events). Flagged
             events are always kept as ``UnknownEvent``; none is ever dropped.
+        decode_rows: False leaves the rows of rows events undecoded: they come as
+            ``RawRowsEvent`` (table and flags only), for a reader that only
+            splits the binlog into transactions and hands the raw events on.
     """
 
     verify_checksum: bool = True
@@ -92,6 +101,7 @@ class DecoderOptions:
     table_map_cache_size: int = 4096
     encryption_keys: dict[int, bytes] | None = field(default=None, repr=False)
     unknown_events: str = "error"
+    decode_rows: bool = True
 
     def __post_init__(self) -> None:
         if self.max_event_size < 19:
@@ -100,3 +110,29 @@ class DecoderOptions:
             raise ConfigError("table_map_cache_size must be positive")
         if self.unknown_events not in ("error", "keep"):
             raise ConfigError("unknown_events must be 'error' or 'keep'")
+
+
+def parse_address(text: str, default_port: int = 3306) -> tuple[str, int]:
+    """``"host"``, ``"host:port"`` or ``"[v6 address]:port"`` -> (host, port)."""
+    text = text.strip()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+    else:
+        host, port_text = text, ""
+    if not host:
+        raise ConfigError(f"invalid host address {text!r}")
+    try:
+        port = int(port_text) if port_text else default_port
+    except ValueError:
+        raise ConfigError(f"invalid port in host address {text!r}") from None
+    if not 0 < port < 65536:
+        raise ConfigError(f"invalid port in host address {text!r}")
+    return host, port
+
+
+def format_address(host: str, port: int) -> str:
+    """``host:port``, with brackets around an IPv6 address."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -26,15 +26,19 @@ import aiomysql
 
 from .aio.config import ReplicaConfig
 from .errors import ConnectionLostError, ReplicaError, server_error
-from .position import FilePos, Gtid
-from .wire.gtidset import MysqlGtidSet
+from .position import FilePos, Gtid, MysqlGtidSet
+from .schema import ColumnSchema
 
 __all__ = [
     "InformationSchemaProvider",
+    "PRIMARY_STATE_SQL",
+    "PrimaryState",
     "ServerInfo",
     "binlog_files",
     "current_position",
     "open_control",
+    "primary_state",
+    "primary_state_from",
     "server_info",
 ]
 
@@ -141,13 +145,46 @@ async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidS
     return filepos, gtid
 
 
+@dataclass(frozen=True, slots=True)
+class PrimaryState:
+    """Whether a server can be streamed from as a primary, and what it has."""
+
+    version: str
+    is_mariadb: bool
+    read_only: bool
+    #: What its binlog holds: ``@@gtid_binlog_pos`` (MariaDB) or ``@@gtid_executed`` (MySQL).
+    gtid_state: Gtid | MysqlGtidSet
+
+
+#: What :class:`PrimaryState` is read from, by flavor (is MariaDB -> SQL).
+PRIMARY_STATE_SQL: dict[bool, str] = {
+    True: "SELECT @@GLOBAL.read_only, @@GLOBAL.gtid_binlog_pos",
+    False: "SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only, @@GLOBAL.gtid_executed",
+}
+
+
+def primary_state_from(version: str, row: Sequence[Any]) -> PrimaryState:
+    """A :class:`PrimaryState` from ``SELECT VERSION()`` and the row of ``PRIMARY_STATE_SQL``."""
+    if "mariadb" in version.lower():
+        return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")))
+    read_only = bool(int(row[0])) or bool(int(row[1]))
+    return PrimaryState(version, False, read_only, MysqlGtidSet(str(row[2] or "")))
+
+
+async def primary_state(conn: Any) -> PrimaryState:
+    """Flavor, read-only flag and GTID state (no privilege needed beyond a login)."""
+    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
+    row = (await _rows(conn, PRIMARY_STATE_SQL["mariadb" in version.lower()]))[0]
+    return primary_state_from(version, row)
+
+
 async def binlog_files(conn: Any) -> list[tuple[str, int]]:
     """``SHOW BINARY LOGS``: (file name, size) pairs, oldest first."""
     return [(str(r[0]), int(r[1])) for r in await _rows(conn, "SHOW BINARY LOGS")]
 
 
 class InformationSchemaProvider:
-    """``schema_provider`` that reads column names from ``information_schema.COLUMNS``.
+    """``schema_provider`` that reads names and data types from ``information_schema.COLUMNS``.
 
     Names are cached per table; call :meth:`forget` after DDL, :meth:`aclose`
     when done. The account needs SELECT on the tables it should name.
@@ -156,12 +193,12 @@ class InformationSchemaProvider:
     def __init__(self, config: ReplicaConfig) -> None:
         self._config = config
         self._conn: Any = None
-        self._cache: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self._cache: dict[tuple[str, str], tuple[ColumnSchema, ...] | None] = {}
 
     def __repr__(self) -> str:
         return f"<InformationSchemaProvider {self._config.address} cached={len(self._cache)}>"
 
-    async def __call__(self, schema: str, table: str) -> Sequence[str] | None:
+    async def __call__(self, schema: str, table: str) -> Sequence[ColumnSchema] | None:
         key = (schema, table)
         if key in self._cache:
             return self._cache[key]
@@ -169,13 +206,13 @@ class InformationSchemaProvider:
             self._conn = await open_control(self._config)
         rows = await _rows(
             self._conn,
-            "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+            "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
             "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
             (schema, table),
         )
-        names = tuple(str(r[0]) for r in rows) or None
-        self._cache[key] = names
-        return names
+        columns = tuple(ColumnSchema(str(name), str(dtype).lower()) for name, dtype in rows)
+        self._cache[key] = columns or None
+        return self._cache[key]
 
     def forget(self, schema: str | None = None, table: str | None = None) -> None:
         """Drop cached names (all, one schema, or one table)."""

@@ -17,7 +17,9 @@ __all__ = [
     "ConfigError",
     "ConnectionLostError",
     "DecryptionError",
+    "FailoverError",
     "LimitExceededError",
+    "LostTransactionsError",
     "MalformedEventError",
     "PacketSequenceError",
     "PacketTooLargeError",
@@ -68,6 +70,11 @@ class PacketTooLargeError(ProtocolError):
 
 class MalformedEventError(ProtocolError):
     """A binlog event could not be decoded; carries enough context to find it.
+
+    The shared byte codec (:mod:`replica_client.codec`) raises it, with the
+    offset, for any field that breaks its layout; the decoder adds the event's
+    type and position, and ``wire/`` parsers report it as the
+    :class:`ProtocolError` of the packet they were reading.
 
     Attributes:
         event_type: the event's type code, when the header could be read.
@@ -220,6 +227,32 @@ class ConnectionLostError(ReplicaError, ConnectionError):
 
 class ReplicaTimeoutError(ReplicaError, TimeoutError):
     """No data (not even a heartbeat) arrived within the configured time."""
+
+
+class FailoverError(ReplicaError):
+    """The primary was lost and no other host could take over the stream."""
+
+
+class LostTransactionsError(FailoverError):
+    """The new primary lacks transactions the stream already delivered.
+
+    Attributes:
+        host: the host that would have taken over.
+        missing: the GTIDs delivered by the stream and absent on ``host``
+            (MariaDB ``domain-server-seq``, MySQL ``uuid:n`` ranges).
+    """
+
+    def __init__(self, host: str, missing: tuple[str, ...], detail: str = "") -> None:
+        self.host = host
+        self.missing = missing
+        shown = ", ".join(missing[:20])
+        if len(missing) > 20:
+            shown += f" and {len(missing) - 20} more"
+        super().__init__(
+            f"the new primary {host} lacks transactions this stream already delivered: "
+            f"{shown}{detail}; it did not take over (re-snapshot, or fail over to a host "
+            "that has them)"
+        )
 
 
 # -- the caller used the API in the wrong state --------------------------------------

@@ -7,17 +7,17 @@ fails before anything is sent. The password is hidden from ``repr``.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..binlog.events import Event
-from ..config import DecoderOptions, TableFilter
+from ..config import DecoderOptions, TableFilter, format_address, parse_address
 from ..errors import ConfigError
-from ..position import FilePos, Gtid
+from ..position import FilePos, Gtid, MysqlGtidSet
+from ..schema import ProvidedColumns
 from ..tls import TLS_MODES, TlsMode, client_ssl_context
 from ..wire.framing import DEFAULT_MAX_PACKET_SIZE
-from ..wire.gtidset import MysqlGtidSet
 from ..wire.registration import RegistrationSettings, SemiSyncMode
 
 __all__ = [
@@ -29,9 +29,12 @@ __all__ = [
     "TlsMode",
 ]
 
-#: ``async (schema, table) -> column names | None``: names for servers that do
-#: not write FULL row metadata. Called by the driver, never by the decoder.
-SchemaProvider = Callable[[str, str], Awaitable[Sequence[str] | None]]
+#: ``async (schema, table) -> columns | None``: column names, or
+#: ``replica_client.schema.ColumnSchema`` entries (name and SQL data type), for
+#: what the binlog cannot say (names without FULL row metadata; MariaDB UUID,
+#: INET4/INET6 and VECTOR, written as binary strings). Called by the driver,
+#: never by the decoder.
+SchemaProvider = Callable[[str, str], Awaitable[ProvidedColumns | None]]
 #: "earliest" (first binlog), "now" (the primary's current GTID state / end),
 #: a file position, a MariaDB GTID state, or a MySQL GTID set.
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
@@ -81,6 +84,11 @@ class ReplicaConfig:
 
     Attributes:
         host, port: the primary's address; or ``unix_socket``: a socket path.
+        hosts: several primaries' addresses (``"h1:3306"``, ``"h2"``, ``"[::1]:3307"``),
+            the first one streamed from (it sets ``host``/``port``): when the primary
+            is lost and does not come back within the reconnect policy, the stream
+            moves to the next host that is a writable primary holding every
+            transaction already delivered, and resumes there by GTID.
         user, password: the replication account (needs REPLICATION SLAVE).
         server_id: this replica's id; must differ from the primary's and from
             every other replica's (a duplicate id makes the primary drop the other).
@@ -99,7 +107,7 @@ class ReplicaConfig:
         tls, tls_ca, tls_context: TLS; a given ``tls_context`` wins over ``tls``.
         reconnect: the reconnect policy.
         connect_timeout: seconds for TCP connect + login + registration.
-        schema_provider: column names when the binlog lacks them.
+        schema_provider: column names and types the binlog lacks (see SchemaProvider).
         gtid_strict_mode, gtid_ignore_duplicates: MariaDB GTID start options
             (None: the primary's default).
         max_buffered_events / max_buffered_bytes: undelivered events/bytes
@@ -113,6 +121,7 @@ class ReplicaConfig:
     password: str = field(default="", repr=False)
     host: str = "127.0.0.1"
     port: int = 3306
+    hosts: tuple[str, ...] = ()
     unix_socket: str | None = None
     report_host: str = ""
     report_port: int = 0
@@ -139,6 +148,17 @@ class ReplicaConfig:
     replica_uuid: str | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.hosts, str):
+            object.__setattr__(self, "hosts", tuple(h for h in self.hosts.split(",") if h))
+        elif not isinstance(self.hosts, tuple):
+            object.__setattr__(self, "hosts", tuple(str(h) for h in self.hosts))
+        if self.hosts:
+            parsed = [parse_address(h) for h in self.hosts]
+            if self.unix_socket:
+                raise ConfigError("hosts and unix_socket exclude each other")
+            object.__setattr__(self, "hosts", tuple(format_address(h, p) for h, p in parsed))
+            object.__setattr__(self, "host", parsed[0][0])
+            object.__setattr__(self, "port", parsed[0][1])
         if not 0 < self.port < 65536:
             raise ConfigError(f"invalid port {self.port}")
         if self.tls not in TLS_MODES:
@@ -190,7 +210,17 @@ class ReplicaConfig:
 
     @property
     def address(self) -> str:
-        return self.unix_socket or f"{self.host}:{self.port}"
+        return self.unix_socket or format_address(self.host, self.port)
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """Every primary the stream may use, the current one first."""
+        return self.hosts or (self.address,)
+
+    def for_address(self, address: str) -> ReplicaConfig:
+        """This config pointed at another of its hosts."""
+        host, port = parse_address(address)
+        return replace(self, host=host, port=port, hosts=())
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The SSLContext for the TLS upgrade (None without TLS)."""

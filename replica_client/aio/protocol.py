@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
+from collections.abc import Callable
 from typing import Literal
 
 from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
@@ -69,6 +70,8 @@ class ReplicaProtocol(asyncio.Protocol):
         self._last_rx = self._loop.time()
         self.registered: asyncio.Future[None] = self._loop.create_future()
         self.max_buffered = 0  # high-water mark of undelivered items seen (for tests)
+        #: Called after bytes arrive while no consumer waits (the stream's early ACKs).
+        self.on_arrival: Callable[[], None] | None = None
 
     # -- asyncio callbacks --------------------------------------------------------------
 
@@ -89,6 +92,8 @@ class ReplicaProtocol(asyncio.Protocol):
         else:
             session.frame_ahead(self._room())  # decoded when the consumer asks
             self._check_pause()
+            if self.on_arrival is not None:
+                self.on_arrival()
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost reports it
@@ -140,6 +145,13 @@ class ReplicaProtocol(asyncio.Protocol):
                 await waiter
             finally:
                 self._waiter = None
+
+    def peek(self) -> StreamItem | None:
+        """The next item without taking it (decoding received events as needed), or None."""
+        items = self._items
+        if not items and not self._ended and not self._session_failed:
+            self._pump()
+        return items[0] if items else None
 
     def take(self) -> StreamItem | None:
         """The next item without waiting (decoding received events as needed), or None."""

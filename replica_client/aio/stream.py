@@ -35,18 +35,21 @@ from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
-from ..binlog.events import (
-    Event,
-    GtidEvent,
-    HeartbeatEvent,
-    HeartbeatV2Event,
-    RowsEvent,
-    TableMapEvent,
-)
+from ..binlog.constants import HEARTBEAT_TYPES
+from ..binlog.events import Event, RowsEvent, TableMapEvent
 from ..changes import Change, ChangeBuilder
-from ..errors import ConnectionLostError, ReplicaTimeoutError, StateError
-from ..position import FilePos, Gtid
-from ..session import Checkpoint, ReplicaSession, StreamItem
+from ..errors import (
+    BinlogPositionError,
+    ConnectionLostError,
+    FailoverError,
+    LostTransactionsError,
+    ReplicaError,
+    ReplicaTimeoutError,
+    StateError,
+)
+from ..position import FilePos, Gtid, MysqlGtidSet
+from ..schema import apply_schema, needs_schema, retype_rows
+from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
 from ..wire.registration import Flavor
 from .config import ReplicaConfig
 from .protocol import ReplicaProtocol
@@ -54,8 +57,6 @@ from .protocol import ReplicaProtocol
 __all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 
 _log = logging.getLogger("replica_client.aio")
-# A tuple, not ``A | B``: the union object would be built again on every event.
-_HEARTBEAT_CLASSES = (HeartbeatEvent, HeartbeatV2Event)
 _now = time.time
 
 
@@ -70,6 +71,7 @@ class StreamMetrics:
         bytes: bytes of the event packets received.
         transactions: transactions (GTID groups) completed.
         reconnects: reconnections after a lost or stalled connection.
+        failovers: moves to another primary (``hosts``).
         heartbeats: heartbeats received (the primary had nothing to send).
         last_event_timestamp: the primary's clock (Unix seconds) in the last event.
         seconds_behind_primary: how far the last event lags this machine's clock;
@@ -81,6 +83,7 @@ class StreamMetrics:
     bytes: int = 0
     transactions: int = 0
     reconnects: int = 0
+    failovers: int = 0
     heartbeats: int = 0
     last_event_timestamp: int | None = None
     seconds_behind_primary: float | None = None
@@ -99,20 +102,23 @@ class BinlogStream:
 
     def __init__(self, config: ReplicaConfig) -> None:
         self._config = config
+        #: The config of the primary streamed from now (one of ``config.hosts``).
+        self._target = config.for_address(config.address) if config.hosts else config
         self._protocol: ReplicaProtocol | None = None
         self._session: ReplicaSession | None = None
         # Where the stream resumes: the last checkpoint passed, else the start.
-        self._cp: Checkpoint | None = None
         start = config.start
-        self._start_pos: FilePos | None = start if isinstance(start, FilePos) else None
-        self._start_gtid: Gtid = start if isinstance(start, Gtid) else Gtid("")
-        self._since_checkpoint = 0
-        # The GTID event of the transaction being delivered (its triple is only
-        # needed to check the re-sent transaction after a reconnect).
-        self._group_event: GtidEvent | None = None
-        self._resolved_start: FilePos | Gtid | Any = None
+        #: What the consumer was handed: the resume point.
+        self._delivery = Delivery(None if isinstance(start, str) else start)
         self._unacked: list[StreamItem] = []
-        self._names: dict[tuple[str, str, int], tuple[str, ...] | None] = {}
+        # ack_mode="auto" with semi-sync: a transaction's end is ACKed as soon as it
+        # has arrived and everything before it was handed to the consumer ("manual":
+        # when the consumer calls ack() after that).
+        self._settling = False  # semi-sync negotiated, ack_mode auto or manual
+        self._caught_up = False  # the consumer holds everything taken so far
+        self._acked: StreamItem | None = None  # the last end ACKed ahead of the consumer
+        self._changes: ChangeBuilder | None = None  # the changes() consumer's builder
+        self._schemas: dict[tuple[str, str, tuple[tuple[int, int], ...]], TableMapEvent | None] = {}
         self._closed = False
         self._ended = False
         # No schema provider: buffered items can be handed out without awaiting.
@@ -122,7 +128,7 @@ class BinlogStream:
         self.metrics = StreamMetrics()
 
     def __repr__(self) -> str:
-        return f"<BinlogStream {self._config.address} position={self._position}>"
+        return f"<BinlogStream {self._target.address} position={self.position}>"
 
     # -- public API -------------------------------------------------------------------------
 
@@ -131,14 +137,24 @@ class BinlogStream:
         return self._config
 
     @property
-    def position(self) -> FilePos | None:
-        """Where the next event starts, after the last transaction fully delivered."""
-        return self._position
+    def primary(self) -> str:
+        """The address of the primary the stream reads from now."""
+        return self._target.address
 
     @property
-    def gtid_state(self) -> Gtid:
-        """MariaDB GTID state after the last transaction fully delivered (e.g. ``0-1-123``)."""
-        return self._gtid_state
+    def position(self) -> FilePos | None:
+        """Where the next event starts, after the last transaction fully delivered."""
+        return self._delivery.position
+
+    @property
+    def gtid_state(self) -> Gtid | MysqlGtidSet:
+        """The GTID state after the last transaction fully delivered.
+
+        MariaDB: a ``Gtid`` (``0-1-123``). MySQL: the executed ``MysqlGtidSet`` when
+        it is known (the stream started from a GTID set, "now" or "earliest"),
+        else an empty ``Gtid`` (resume by ``position``). Pass it as ``start=``.
+        """
+        return self._delivery.gtid_state
 
     @property
     def flavor(self) -> Flavor | None:
@@ -186,11 +202,15 @@ class BinlogStream:
                 self._pass(item)
                 event = item.event
                 if event is not None and item.deliver and not item.skipped:
+                    if self._settling:
+                        self._handed_over()
                     return event
         while True:
             item = await self._next_passed()
             if item.for_consumer:
                 assert item.event is not None
+                if self._settling:
+                    self._handed_over()
                 return item.event
 
     def changes(self) -> ChangeStream:
@@ -198,7 +218,10 @@ class BinlogStream:
         return ChangeStream(self)
 
     async def ack(self) -> None:
-        """Manual ACK mode: acknowledge every flagged event handed out so far.
+        """Manual ACK mode: acknowledge every transaction handed out so far.
+
+        That is every flagged event handed out, and the end of the transaction
+        whose last event (or change) was handed out, if it has arrived.
 
         Raises:
             StateError: the stream is not in manual ACK mode.
@@ -208,9 +231,16 @@ class BinlogStream:
                 "ack() is only for ack_mode='manual'; 'auto' and 'receipt' ACK by themselves"
             )
         self._send_acks()
+        self._settle()  # and a transaction end that follows what was handed out
 
     async def aclose(self) -> None:
-        """Close the connection; further iteration ends."""
+        """Close the connection; further iteration ends.
+
+        With semi-sync in ``ack_mode="auto"``, a transaction whose end has
+        arrived and whose events (or changes) were all handed out is ACKed first.
+        """
+        if self._settling and self._config.ack_mode == "auto" and not self._closed:
+            self._settle()
         self._closed = True
         if self._protocol is not None:
             self._protocol.close()
@@ -232,7 +262,7 @@ class BinlogStream:
                 if item == "end" and self._config.blocking:
                     # A blocking dump never ends by itself: the primary is shutting down.
                     raise ConnectionLostError(
-                        f"the primary at {self._config.address} ended the binlog dump "
+                        f"the primary at {self._target.address} ended the binlog dump "
                         "(shutting down?)"
                     )
             except (ConnectionLostError, ReplicaTimeoutError) as exc:
@@ -247,7 +277,7 @@ class BinlogStream:
                 raise StopAsyncIteration
             assert isinstance(item, StreamItem)
             if item.event is not None and not item.skipped:
-                item = await self._with_names(item)
+                item = await self._with_schema(item)
             self._pass(item)
             if item.event is not None and not item.skipped:
                 return item
@@ -255,7 +285,6 @@ class BinlogStream:
     def _pass(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
         event = item.event
-        cp = item.checkpoint
         # metrics (StreamMetrics._observe, inlined: this runs for every event)
         m = self.metrics
         m.bytes += item.size
@@ -267,60 +296,55 @@ class BinlogStream:
                     m.last_event_timestamp = timestamp
                     lag = _now() - timestamp
                     m.seconds_behind_primary = lag if lag > 0.0 else 0.0
-        elif isinstance(event, _HEARTBEAT_CLASSES):
+        elif event is not None and event.header[1] in HEARTBEAT_TYPES:
             m.heartbeats += 1
             m.seconds_behind_primary = 0.0
         if isinstance(event, RowsEvent) and not item.skipped:
             m.rows += len(getattr(event, "rows", ()))
-        if (
-            cp is not None
-            and self._group_event is not None
-            and not isinstance(event, _HEARTBEAT_CLASSES)
-        ):
+        if self._delivery.passed(item):
             m.transactions += 1
-        if cp is not None:
-            if cp is not self._cp:
-                self._apply(cp)
-        elif item.countable and not item.skipped:  # skipped ones were counted before
-            self._since_checkpoint += 1
-        if type(event) is GtidEvent:  # after the checkpoint before it was applied
-            self._group_event = event
         if item.needs_ack:
             mode = self._config.ack_mode
-            if mode == "receipt":
-                return  # the session ACKed it when it was decoded
+            if mode == "receipt" or item is self._acked:
+                return  # ACKed when it was decoded, or when it arrived (_settle)
             self._unacked.append(item)
             if mode == "auto" or item.skipped:
                 self._send_acks()
 
-    @property
-    def _position(self) -> FilePos | None:
-        cp = self._cp
-        return cp.position if cp is not None else self._start_pos
+    def _handed_over(self) -> None:
+        """The consumer now holds everything taken so far: ACK an end that follows."""
+        self._caught_up = True
+        if self._config.ack_mode == "auto":
+            self._settle()
 
-    @property
-    def _gtid_state(self) -> Gtid:
-        cp = self._cp
-        return cp.gtid_state if cp is not None else self._start_gtid
+    def _on_arrival(self) -> None:
+        if self._caught_up and not self._closed:
+            self._settle()
 
-    def _apply(self, cp: Checkpoint) -> None:
-        last = self._cp
-        if (
-            cp is last
-            or (last is not None and cp.same_as(last))
-            or (
-                last is None
-                and cp.position == self._start_pos
-                and cp.gtid_state == self._start_gtid
-            )
-        ):
-            # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
-            # keep counting, or a second cut while the resumed dump is still
-            # skipping would resume with too small a skip and repeat events.
+    def _settle(self) -> None:
+        """ACK the transaction end at the head of the queue once nothing before it is pending.
+
+        Items the consumer need not be handed (filtered or skipped events, and for
+        a ``changes()`` consumer every item without changes) are passed on the way;
+        a flagged end is ACKed even when the consumer will still see its event.
+        """
+        protocol = self._protocol
+        session = self._session
+        if protocol is None or session is None or not self._caught_up:
             return
-        self._cp = cp
-        self._since_checkpoint = 0
-        self._group_event = None
+        changes = self._changes
+        while (item := protocol.peek()) is not None:
+            if item.needs_ack and item is not self._acked:
+                self._acked = item
+                session.ack(item)
+                protocol.flush()
+            event = item.event
+            if item.for_consumer and (changes is None or isinstance(event, RowsEvent)):
+                return  # the consumer is to be handed it
+            protocol.take()
+            self._pass(item)
+            if changes is not None and event is not None and not item.skipped:
+                changes.feed(event, FilePos(item.file, item.start) if item.file else None)
 
     def _send_acks(self) -> None:
         if not self._unacked or self._session is None or self._protocol is None:
@@ -330,58 +354,43 @@ class BinlogStream:
         self._unacked.clear()
         self._protocol.flush()
 
-    async def _with_names(self, item: StreamItem) -> StreamItem:
-        """Fill in column names from the schema provider when the binlog lacks them."""
+    async def _with_schema(self, item: StreamItem) -> StreamItem:
+        """Apply the schema provider's names and types where the binlog lacks them."""
         provider = self._config.schema_provider
         event = item.event
         if provider is None:
             return item
         table = event.table if isinstance(event, RowsEvent) else event
-        if not isinstance(table, TableMapEvent) or table.has_column_names:
+        if not isinstance(table, TableMapEvent) or not needs_schema(table):
             return item
-        key = (table.schema, table.table, len(table.columns))
-        if key not in self._names:
-            names = await provider(table.schema, table.table)
-            self._names[key] = tuple(names) if names and len(names) == key[2] else None
-        names = self._names[key]
-        if names is None:
+        key = (table.schema, table.table, tuple((c.type, c.meta) for c in table.columns))
+        if key not in self._schemas:
+            self._schemas[key] = apply_schema(table, await provider(table.schema, table.table))
+        known = self._schemas[key]
+        if known is None:
             return item
-        named = dataclasses.replace(
-            table,
-            columns=tuple(
-                dataclasses.replace(c, name=n) for c, n in zip(table.columns, names, strict=True)
-            ),
-        )
-        new_event = (
-            dataclasses.replace(event, table=named) if isinstance(event, RowsEvent) else named
-        )
-        return dataclasses.replace(item, event=new_event)
+        known = dataclasses.replace(known, header=table.header, table_id=table.table_id)
+        if isinstance(event, RowsEvent):
+            return dataclasses.replace(item, event=retype_rows(event, known))
+        return dataclasses.replace(item, event=known)
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def _open(self, *, resume: bool) -> None:
-        cfg = self._config
+    async def _open(self, *, resume: bool, by_gtid: bool = False) -> None:
+        cfg = self._target
         loop = asyncio.get_running_loop()
-        start: Any
-        skip = 0
-        if resume and self._position is not None:
-            start = self._position
-            skip = self._since_checkpoint
-        elif resume and self._resolved_start is not None:
-            start = self._resolved_start
-            skip = self._since_checkpoint
+        if resume:
+            point = self._delivery.resume_point(by_gtid=by_gtid)
         else:
-            start = None if cfg.start == "earliest" else cfg.start
-        settings = cfg.registration_settings(start)
+            point = ResumePoint(None if cfg.start == "earliest" else cfg.start, Gtid(""))
+        settings = cfg.registration_settings(point.start)
         session = ReplicaSession(
             settings,
             decoder_options=cfg.decoder,
             event_types=cfg.event_types,
-            gtid_state=self._gtid_state,
-            resume_skip=skip,
-            resume_gtid=(
-                self._group_event.triple if skip and self._group_event is not None else None
-            ),
+            gtid_state=point.gtid_state if resume else self._delivery.gtid_state,
+            resume_skip=point.skip,
+            resume_gtid=point.group,
             ack_on_receipt=cfg.ack_mode == "receipt",
         )
         ctx = cfg.ssl_context()
@@ -418,25 +427,20 @@ class BinlogStream:
             raise
         self._protocol = protocol
         self._session = session
-        if self._resolved_start is None:
-            self._resolved_start = session.machine.start
-        if (
-            not resume
-            and self._cp is None
-            and self._start_gtid == Gtid("")
-            and isinstance(session.machine.start, Gtid)
-        ):
-            self._start_gtid = session.machine.start
+        self._settling = session.semi_sync and cfg.ack_mode != "receipt"
+        auto = self._settling and cfg.ack_mode == "auto"
+        protocol.on_arrival = self._on_arrival if auto else None
+        self._delivery.connected(session.machine.start)
         _log.debug("streaming from %s (%s)", cfg.address, session.machine.start)
 
     async def _reconnect(self, cause: BaseException) -> None:
         policy = self._config.reconnect
-        _log.info("connection to %s lost (%s); reconnecting", self._config.address, cause)
+        address = self._target.address
+        _log.info("connection to %s lost (%s); reconnecting", address, cause)
         if self._protocol is not None:
             self._protocol.close()
         self._unacked.clear()  # ACKs cannot go to a closed connection
         attempt = 0
-        cfg_addr = self._config.address
         while True:
             await asyncio.sleep(policy.delay(attempt))
             if self._closed:
@@ -445,23 +449,85 @@ class BinlogStream:
                 await self._open(resume=True)
             except (ConnectionLostError, ReplicaTimeoutError) as exc:
                 attempt += 1
-                _log.info("reconnect attempt %d to %s failed: %s", attempt, cfg_addr, exc)
+                _log.info("reconnect attempt %d to %s failed: %s", attempt, address, exc)
                 if policy.max_attempts is not None and attempt >= policy.max_attempts:
+                    if len(self._config.addresses) > 1:
+                        await self._fail_over(cause)
+                        return
                     raise ConnectionLostError(
-                        f"gave up reconnecting to {self._config.address} after {attempt} "
-                        f"attempts; resume from position {self._position} / GTID "
-                        f"{self._gtid_state or '-'}"
+                        f"gave up reconnecting to {address} after {attempt} "
+                        f"attempts; resume from position {self.position} / GTID "
+                        f"{self.gtid_state or '-'}"
                     ) from cause
                 continue
             self.reconnects += 1
             self.metrics.reconnects = self.reconnects
             _log.info(
                 "reconnected to %s at %s (skipping %d events already delivered)",
-                self._config.address,
-                self._position,
-                self._since_checkpoint,
+                address,
+                self.position,
+                self._delivery.since_checkpoint,
             )
             return
+
+    async def _fail_over(self, cause: BaseException) -> None:
+        """Move to the next host that is a writable primary holding every delivered transaction.
+
+        Raises:
+            LostTransactionsError: a writable primary lacks transactions already
+                delivered (it never takes over).
+            FailoverError: no host could take over.
+        """
+        from ..control import open_control, primary_state
+
+        lost = self._target.address
+        addresses = self._config.addresses
+        index = addresses.index(lost) if lost in addresses else -1
+        order = [*addresses[index + 1 :], *addresses[: max(index, 0)]]
+        tried: list[str] = []
+        for address in order:
+            target = self._config.for_address(address)
+            try:
+                conn = await open_control(target)
+                try:
+                    state = await primary_state(conn)
+                finally:
+                    conn.close()
+            except ReplicaError as exc:
+                tried.append(f"{address}: {exc}")
+                continue
+            if state.read_only:
+                tried.append(f"{address}: read-only (not a primary)")
+                continue
+            missing = self._delivery.missing_on(state.gtid_state)
+            if missing:
+                raise LostTransactionsError(address, missing) from cause
+            previous, self._target = self._target, target
+            try:
+                await self._open(resume=True, by_gtid=True)
+            except (ConnectionLostError, ReplicaTimeoutError) as exc:
+                self._target = previous
+                tried.append(f"{address}: {exc}")
+                continue
+            except BinlogPositionError as exc:
+                # The primary refused the GTID state: it does not have it.
+                self._target = previous
+                raise LostTransactionsError(
+                    address, (str(self.gtid_state),), f" (the primary says: {exc.message})"
+                ) from exc
+            self.metrics.failovers += 1
+            _log.warning(
+                "primary %s lost; streaming from %s by GTID %s (skipping %d events)",
+                lost,
+                address,
+                self.gtid_state,
+                self._delivery.since_checkpoint,
+            )
+            return
+        raise FailoverError(
+            f"the primary {lost} was lost and no other host could take over: "
+            + "; ".join(tried or ["no other host"])
+        ) from cause
 
 
 class ChangeStream:
@@ -471,18 +537,25 @@ class ChangeStream:
         self._stream = stream
         self._builder = ChangeBuilder()
         self._pending: deque[Change] = deque()
+        stream._changes = self._builder
 
     def __aiter__(self) -> ChangeStream:
         return self
 
     async def __anext__(self) -> Change:
-        while not self._pending:
-            item = await self._stream._next_passed()
+        stream = self._stream
+        pending = self._pending
+        while not pending:
+            item = await stream._next_passed()
             assert item.event is not None
             # The first (artificial) ROTATE of a GTID start precedes any file name.
             where = FilePos(item.file, item.start) if item.file else None
-            self._pending.extend(self._builder.feed(item.event, where))
-        return self._pending.popleft()
+            pending.extend(self._builder.feed(item.event, where))
+            stream._caught_up = False
+        change = pending.popleft()
+        if not pending and stream._settling:
+            stream._handed_over()
+        return change
 
     async def aclose(self) -> None:
         await self._stream.aclose()

@@ -11,13 +11,14 @@ See :mod:`replica_client.spark` for the table of options.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
-from ..config import DecoderOptions, TableFilter
+from ..config import DecoderOptions, TableFilter, format_address, parse_address
 from ..errors import ConfigError
-from ..position import FilePos, Gtid
+from ..position import FilePos, Gtid, MysqlGtidSet
 from ..tls import TLS_MODES, TlsMode
 
 __all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition", "parse_options"]
@@ -25,8 +26,8 @@ __all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition",
 #: A batch holds its raw events in the driver until Spark plans it; cap it by default.
 DEFAULT_MAX_BYTES_PER_TRIGGER: Final = 64 << 20
 
-#: "earliest", "latest", a MariaDB GTID state, or a file position.
-StartingPosition = Literal["earliest", "latest"] | Gtid | FilePos
+#: "earliest", "latest", a MariaDB GTID state, a MySQL GTID set, or a file position.
+StartingPosition = Literal["earliest", "latest"] | Gtid | MysqlGtidSet | FilePos
 
 
 _KNOWN: Final = frozenset(
@@ -34,6 +35,7 @@ _KNOWN: Final = frozenset(
         "path",
         "paths",
         "host",
+        "hosts",
         "port",
         "user",
         "password",
@@ -98,12 +100,17 @@ def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"option {name} must be true or false, got {raw!r}")
 
 
+_UUID_PREFIX: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-")
+
+
 def parse_starting_position(text: str) -> StartingPosition:
-    """``earliest`` | ``latest`` | ``0-1-100[,1-2-7]`` | ``mysql-bin.000003:4``."""
+    """``earliest`` | ``latest`` | ``0-1-100[,1-2-7]`` | ``uuid:1-100`` | ``mysql-bin.000003:4``."""
     value = text.strip()
     lowered = value.lower()
     if lowered in ("earliest", "latest"):
         return "earliest" if lowered == "earliest" else "latest"
+    if _UUID_PREFIX.match(value):
+        return MysqlGtidSet(value)
     if ":" in value:
         return FilePos.parse(value)
     if value:
@@ -118,6 +125,8 @@ class SourceOptions:
     paths: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 3306
+    #: Every primary the stream may use (``host:port``), the first one by default.
+    hosts: tuple[str, ...] = ()
     user: str = ""
     password: str = field(default="", repr=False)
     server_id: int | None = None
@@ -142,6 +151,20 @@ class SourceOptions:
             tables=self.tables if with_filter else TableFilter(),
         )
 
+    @property
+    def address(self) -> str:
+        return format_address(self.host, self.port)
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """The primaries a stream may use, in order."""
+        return self.hosts or (self.address,)
+
+    def for_address(self, address: str) -> SourceOptions:
+        """These options pointed at one of the hosts."""
+        host, port = parse_address(address)
+        return replace(self, host=host, port=port)
+
     def require_connection(self) -> None:
         """Raise ConfigError unless the options name a primary to stream from."""
         if not self.user:
@@ -165,7 +188,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         if key not in _KNOWN:
             raise ConfigError(
                 f"unknown option {name!r} for mariadb_binlog; known: "
-                "host, port, user, password, server_id, startingPosition, tables, "
+                "host, port, hosts, user, password, server_id, startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
                 "maxBytesPerTrigger, maxPartitions, partitionBytes, connectTimeout, "
                 "readTimeout, tls, tlsCa, path"
@@ -193,10 +216,18 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     key_file = opts.get("keyfile") or None
     if key_file is not None:
         key_file = os.path.expanduser(key_file)
+    host = opts.get("host", "127.0.0.1") or "127.0.0.1"
+    port = _int(opts, "port", 3306, 1) or 3306
+    hosts: tuple[str, ...] = ()
+    if opts.get("hosts", "").strip():
+        parsed = [parse_address(h) for h in opts["hosts"].split(",") if h.strip()]
+        host, port = parsed[0]
+        hosts = tuple(format_address(h, p) for h, p in parsed)
     return SourceOptions(
         paths=tuple(paths),
-        host=opts.get("host", "127.0.0.1") or "127.0.0.1",
-        port=_int(opts, "port", 3306, 1) or 3306,
+        host=host,
+        port=port,
+        hosts=hosts,
         user=opts.get("user", ""),
         password=opts.get("password", ""),
         server_id=_int(opts, "serverid", None, 1),

@@ -19,18 +19,30 @@ primary no longer has that range, :class:`BinlogPositionError` is raised.
 from __future__ import annotations
 
 import math
+import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..control import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
 from ..errors import (
     BinlogPositionError,
     ConfigError,
     ConnectionLostError,
+    FailoverError,
+    LostTransactionsError,
     ReplicaError,
     ReplicaTimeoutError,
 )
-from ..position import FilePos, Gtid
+from ..position import (
+    FilePos,
+    Gtid,
+    GtidTriple,
+    MysqlGtidSet,
+    missing_transactions,
+    parse_gtid_state,
+)
 from .dump import BinlogDump, Txn, position_key
 from .options import SourceOptions
 
@@ -40,39 +52,65 @@ __all__ = ["Offset", "StreamPlanner", "TxnSlice", "split_partitions"]
 TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]]]
 
 _CACHE_ENTRIES = 8
+_MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
 
 _Key = tuple[tuple[str, int, str], tuple[str, int, str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Offset:
-    """A resume point of the stream: after a transaction, with the GTID state there."""
+    """A resume point of the stream: after a transaction, with the GTID state there.
+
+    ``file``/``pos`` are positions in the binlog of ``host`` (the primary the
+    offset was taken on; empty in offsets written before hosts were tracked):
+    on another primary the offset resumes by its GTID state.
+    """
 
     file: str
     pos: int
     gtid: str
+    host: str = ""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Offset:
         try:
-            return cls(str(data.get("file") or ""), int(data.get("pos") or 0), str(data["gtid"]))
+            return cls(
+                str(data.get("file") or ""),
+                int(data.get("pos") or 0),
+                str(data["gtid"]),
+                str(data.get("host") or ""),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"not an offset of the mariadb_binlog source: {data!r}") from exc
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        out: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        if self.host:
+            out["host"] = self.host
+        return out
 
     @property
     def key(self) -> tuple[str, int, str]:
         return (self.file, self.pos, self.gtid)
 
-    def start(self) -> FilePos | Gtid:
-        """Where a dump from this offset starts."""
-        if self.file:
+    def on(self, address: str) -> bool:
+        """Whether the offset's file position is one of ``address``'s binlog."""
+        return not self.host or self.host == address
+
+    def start(self, address: str = "") -> FilePos | Gtid | MysqlGtidSet:
+        """Where a dump from this offset starts on the primary at ``address``."""
+        if self.file and (not address or self.on(address)):
             return FilePos(self.file, self.pos)
         if not self.gtid:
-            raise ConfigError("an offset needs a file position or a GTID state")
-        return Gtid(self.gtid)
+            raise ConfigError(
+                f"offset {self.to_json()} has no GTID state: it cannot be resumed on "
+                f"another primary ({address})"
+            )
+        return parse_gtid_state(self.gtid)
+
+    def gtid_state(self) -> Gtid | MysqlGtidSet:
+        """The GTID state at this offset (MariaDB state or MySQL executed set)."""
+        return parse_gtid_state(self.gtid)
 
 
 def _control_connection(opts: SourceOptions) -> Any:
@@ -104,33 +142,51 @@ def _query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tu
 
 
 def primary_end(opts: SourceOptions) -> FilePos:
-    """The end of the primary's binlog now (``SHOW MASTER STATUS``)."""
-    rows = _query(opts, "SHOW MASTER STATUS")
+    """The end of the primary's binlog now (``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``)."""
+    rows = _binlog_status(opts)
     if not rows:
-        raise ConfigError(f"the server at {opts.host}:{opts.port} has no binary log (log_bin off)")
+        raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
     return FilePos(str(rows[0][0]), int(rows[0][1]))
+
+
+def _binlog_status(opts: SourceOptions) -> list[tuple[Any, ...]]:
+    try:
+        return _query(opts, "SHOW MASTER STATUS")
+    except Exception:  # MySQL 8.4+ names it SHOW BINARY LOG STATUS
+        return _query(opts, "SHOW BINARY LOG STATUS")
 
 
 def resolve_start(opts: SourceOptions) -> Offset:
     """The offset of ``startingPosition`` (asks the primary for earliest/latest)."""
     start = opts.starting_position
     if isinstance(start, FilePos):
-        return Offset(start.file, start.pos, "")
-    if isinstance(start, Gtid):
-        return Offset("", 0, str(start))
+        return Offset(start.file, start.pos, "", opts.address)
+    if isinstance(start, Gtid | MysqlGtidSet):
+        return Offset("", 0, str(start), opts.address)
     if start == "earliest":
         rows = _query(opts, "SHOW BINARY LOGS")
         if not rows:
-            raise ConfigError(f"the server at {opts.host}:{opts.port} has no binary logs")
-        return Offset(str(rows[0][0]), 4, "")
-    end = primary_end(opts)
-    gtid = ""
-    try:
-        rows = _query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
-        gtid = str(rows[0][0] or "") if rows else ""
-    except Exception:  # MySQL has no BINLOG_GTID_POS: the file position is enough
-        gtid = ""
-    return Offset(end.file, end.pos, gtid)
+            raise ConfigError(f"the server at {opts.address} has no binary logs")
+        return Offset(str(rows[0][0]), 4, "", opts.address)
+    rows = _binlog_status(opts)
+    if not rows:
+        raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
+    end = FilePos(str(rows[0][0]), int(rows[0][1]))
+    version = str(_query(opts, "SELECT VERSION()")[0][0])
+    if "mariadb" in version.lower():
+        found = _query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
+        gtid = str(found[0][0] or "") if found else ""
+    else:
+        executed = str(rows[0][4] or "") if len(rows[0]) > 4 else ""
+        gtid = str(MysqlGtidSet(executed)) if executed else ""
+    return Offset(end.file, end.pos, gtid, opts.address)
+
+
+def probe_primary(opts: SourceOptions) -> PrimaryState:
+    """Whether the server of ``opts`` is a writable primary, and its GTID state."""
+    version = str(_query(opts, "SELECT VERSION()")[0][0])
+    row = _query(opts, PRIMARY_STATE_SQL["mariadb" in version.lower()])[0]
+    return primary_state_from(version, row)
 
 
 def split_partitions(txns: list[Txn], opts: SourceOptions) -> list[list[TxnSlice]]:
@@ -156,6 +212,8 @@ class StreamPlanner:
     def __init__(self, opts: SourceOptions) -> None:
         opts.require_connection()
         self.opts = opts
+        #: The primary streamed from now (one of ``opts.hosts``).
+        self._address = opts.addresses[0]
         self._target: FilePos | None = None
         self._dump: BinlogDump | None = None
         self._txns: Iterator[Txn] | None = None
@@ -163,15 +221,23 @@ class StreamPlanner:
         self._peek: Txn | None = None
         self._counting = False
         self._cache: dict[_Key, list[Txn]] = {}
+        # The MariaDB GTIDs of the last transactions planned, to name the ones a new
+        # primary lacks.
+        self._recent: deque[GtidTriple] = deque(maxlen=100_000)
 
     # -- Spark calls ------------------------------------------------------------------------
 
+    @property
+    def primary(self) -> SourceOptions:
+        """The options of the primary streamed from now."""
+        return self.opts.for_address(self._address)
+
     def initial_offset(self) -> Offset:
-        return resolve_start(self.opts)
+        return resolve_start(self.primary)
 
     def prepare_available_now(self) -> None:
         """Fix the target: the primary's binlog end now; batches never pass it."""
-        self._target = primary_end(self.opts)
+        self._target = primary_end(self.primary)
 
     def latest_offset(self, start: Offset, max_rows: int | None, max_bytes: int | None) -> Offset:
         """The end of the next batch from ``start``, within the limits and the target."""
@@ -179,6 +245,7 @@ class StreamPlanner:
         if (
             target is not None
             and start.file
+            and start.on(self._address)
             and position_key(FilePos(start.file, start.pos)) >= position_key(target)
         ):
             return start
@@ -203,8 +270,10 @@ class StreamPlanner:
             nbytes += txn.nbytes
             if txn.events:
                 taken.append(txn)
+            if txn.gtid is not None and _MARIADB_GTID.fullmatch(txn.gtid):
+                self._recent.append(GtidTriple(*map(int, txn.gtid.split("-"))))
             if txn.real:
-                end = Offset(txn.end.file, txn.end.pos, txn.gtid_state)
+                end = Offset(txn.end.file, txn.end.pos, txn.gtid_state, self._address)
                 self._live = end
         if end != start:
             self._remember((start.key, end.key), taken)
@@ -256,7 +325,12 @@ class StreamPlanner:
             return
         self._drop_live()
         count_rows = count_rows or self.opts.max_rows_per_trigger is not None
-        dump = BinlogDump(self.opts, start.start(), Gtid(start.gtid), count_rows=count_rows)
+        dump = BinlogDump(
+            self.primary,
+            start.start(self._address),
+            start.gtid_state(),
+            count_rows=count_rows,
+        )
         self._dump = dump
         self._counting = count_rows
         self._txns = dump.transactions()
@@ -272,27 +346,60 @@ class StreamPlanner:
         if self._peek is not None:
             txn, self._peek = self._peek, None
             return txn
-        for attempt in range(2):
+        for attempt in range(3):
             assert self._txns is not None
             try:
                 return next(self._txns)
             except StopIteration:
                 self._dump = self._txns = self._live = None
                 return None
-            except (ConnectionLostError, ReplicaTimeoutError):
+            except (ConnectionLostError, ReplicaTimeoutError) as exc:
                 resume = self._live
-                if attempt or resume is None:
+                if resume is None or attempt == 2 or (attempt and len(self.opts.addresses) < 2):
                     raise
                 self._drop_live()
+                if attempt:  # the primary did not come back: another host takes over
+                    self._fail_over(resume, exc)
                 self._open(resume, count_rows=self._counting)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _fail_over(self, delivered: Offset, cause: BaseException) -> None:
+        """Move to the next writable primary holding every transaction planned so far.
+
+        Raises:
+            LostTransactionsError: a writable primary lacks planned transactions.
+            FailoverError: no host can take over.
+        """
+        lost = self._address
+        addresses = self.opts.addresses
+        index = addresses.index(lost) if lost in addresses else -1
+        tried: list[str] = []
+        for address in [*addresses[index + 1 :], *addresses[: max(index, 0)]]:
+            try:
+                state = probe_primary(self.opts.for_address(address))
+            except Exception as exc:  # unreachable, refused: try the next one
+                tried.append(f"{address}: {exc}")
+                continue
+            if state.read_only:
+                tried.append(f"{address}: read-only (not a primary)")
+                continue
+            missing = missing_transactions(delivered.gtid_state(), state.gtid_state, self._recent)
+            if missing:
+                raise LostTransactionsError(address, missing) from cause
+            self._address = address
+            if self._target is not None:
+                self._target = primary_end(self.primary)
+            return
+        raise FailoverError(
+            f"the primary {lost} was lost and no other host could take over: "
+            + "; ".join(tried or ["no other host"])
+        ) from cause
 
     def _reread(self, start: Offset, end: Offset) -> list[Txn]:
         """Read ``[start, end)`` again (a restart from the checkpoint)."""
         self._drop_live()
-        if not end.file:
-            raise ConfigError(f"offset {end.to_json()} has no file position to read up to")
-        goal = position_key(FilePos(end.file, end.pos))
+        if not end.file and not end.gtid:
+            raise ConfigError(f"offset {end.to_json()} has no position to read up to")
         taken: list[Txn] = []
         try:
             self._open(start, count_rows=False)
@@ -300,13 +407,19 @@ class StreamPlanner:
                 txn = self._next()
                 if txn is None:
                     break
-                if txn.real and position_key(txn.end) > goal:
+                if end.on(self._address):
+                    reached = txn.end == FilePos(end.file, end.pos)
+                    beyond = position_key(txn.end) > position_key(FilePos(end.file, end.pos))
+                else:  # a batch planned on another primary: its end is a GTID state
+                    reached = bool(end.gtid) and txn.gtid_state == str(end.gtid_state())
+                    beyond = False
+                if txn.real and beyond:
                     break
                 if txn.events:
                     taken.append(txn)
                 if txn.real:
-                    self._live = Offset(txn.end.file, txn.end.pos, txn.gtid_state)
-                    if txn.end == FilePos(end.file, end.pos):
+                    self._live = Offset(txn.end.file, txn.end.pos, txn.gtid_state, self._address)
+                    if reached:
                         return taken
         except BinlogPositionError:
             raise

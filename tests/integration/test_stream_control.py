@@ -3,6 +3,9 @@ writes MINIMAL row metadata (no column names in the binlog)."""
 
 from __future__ import annotations
 
+import ipaddress
+import uuid
+
 import replica_client as rc
 from replica_client import control
 from replica_client.binlog.events import WriteRowsEvent
@@ -64,3 +67,58 @@ async def test_schema_provider_names_minimal_metadata(
         assert changes[0].after == {"id": 1, "label": "one"}
     finally:
         await provider.aclose()
+
+
+# MariaDB's UUID, INET4 and INET6 are BINARY(16)/BINARY(4) in the binlog: bytes
+# without a provider, typed values equal to SELECT's with one. Values with trailing
+# zero bytes (which the binlog strips) included.
+_TYPED_ROWS = (
+    (1, "123e4567-e89b-12d3-a456-426655440000", "1.2.3.4", "::1"),
+    (2, "f47ac10b-58cc-4372-a567-0e02b2c3d479", "255.0.0.1", "2001:db8::ff00:42:8329"),
+    (3, "00000000-0000-0000-0000-000000000000", "0.0.0.0", "::ffff:1.2.3.4"),
+    (4, "6ccd780c-baba-1026-9564-5b8c656024db", None, "::"),
+)
+
+
+async def test_schema_provider_types_uuid_and_inet(mariadb_primary: MariaDBServer) -> None:
+    srv = mariadb_primary
+    repl_user(srv)
+    srv.sql("CREATE DATABASE IF NOT EXISTS rc_types")
+    srv.sql("DROP TABLE IF EXISTS rc_types.u")
+    srv.sql(
+        "CREATE TABLE rc_types.u (id INT PRIMARY KEY, u UUID, a INET4, b INET6, raw BINARY(16))"
+    )
+    row = srv.sql("SHOW MASTER STATUS")[0]
+    start = rc.FilePos(str(row[0]), int(row[1]))
+    for values in _TYPED_ROWS:
+        srv.sql("INSERT INTO rc_types.u VALUES (%s, %s, %s, %s, UNHEX('0102'))", values)
+    selected = {
+        r[0]: r[1:]
+        for r in srv.sql(
+            "SELECT id, CAST(u AS CHAR), CAST(a AS CHAR), CAST(b AS CHAR), HEX(u), HEX(a), HEX(b),"
+            " HEX(raw) FROM rc_types.u"
+        )
+    }
+    provider = control.InformationSchemaProvider(config_for(srv))
+    try:
+        async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+            plain = [c.after async for c in stream.changes() if c.table == "u"]
+        cfg = config_for(srv, start=start, blocking=False, schema_provider=provider)
+        async with rc.connect(cfg) as stream:
+            typed = [c.after async for c in stream.changes() if c.table == "u"]
+    finally:
+        await provider.aclose()
+    assert len(plain) == len(typed) == len(_TYPED_ROWS)
+    for untyped, value in zip(plain, typed, strict=True):
+        assert untyped is not None and value is not None
+        text_u, text_a, text_b, hex_u, hex_a, hex_b, hex_raw = selected[value["id"]]
+        # without a provider: the bytes SELECT HEX() shows
+        assert untyped["u"] == bytes.fromhex(hex_u)
+        assert untyped["a"] == (None if hex_a is None else bytes.fromhex(hex_a))
+        assert untyped["b"] == bytes.fromhex(hex_b)
+        # with one: the values SELECT shows as text
+        assert value["u"] == uuid.UUID(text_u)
+        assert value["a"] == (None if text_a is None else ipaddress.IPv4Address(text_a))
+        assert value["b"] == ipaddress.IPv6Address(text_b)
+        # a plain BINARY(16) stays bytes either way
+        assert value["raw"] == untyped["raw"] == bytes.fromhex(hex_raw)

@@ -10,7 +10,7 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from replica_client.errors import ConfigError
-from replica_client.position import FilePos, Gtid
+from replica_client.position import FilePos, Gtid, MysqlGtidSet
 from replica_client.spark import CHANGELOG_SCHEMA, FIELDS, parse_options, sequence
 from replica_client.spark.changelog import ARROW_SCHEMA, _json
 from replica_client.spark.dump import Txn, position_key
@@ -50,6 +50,14 @@ def test_option_names_are_case_insensitive_as_spark_lowercases_them() -> None:
         ("LATEST", "latest"),
         ("0-1-100,1-2-7", Gtid("0-1-100,1-2-7")),
         ("mysql-bin.000001:256", FilePos("mysql-bin.000001", 256)),
+        (
+            "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7",
+            MysqlGtidSet("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7"),
+        ),
+        (
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562:9",
+            MysqlGtidSet("3e11fa47-71ca-11e1-9e33-c80aa9429562:9"),
+        ),
     ],
 )
 def test_starting_positions(text: str, expected: object) -> None:
@@ -136,3 +144,22 @@ def test_top_level_registration_module() -> None:
 
     assert issubclass(pyspark_mariadb_binlog.DefaultSource, DataSource)
     assert pyspark_mariadb_binlog.DefaultSource.name() == "mariadb_binlog"
+
+
+def test_hosts_option_lists_the_primaries_in_order() -> None:
+    opts = parse_options({"hosts": "db1:3307, db2, [::1]:3309", "user": "u", "serverId": "3"})
+    assert (opts.host, opts.port) == ("db1", 3307)
+    assert opts.addresses == ("db1:3307", "db2:3306", "[::1]:3309")
+    assert opts.for_address("[::1]:3309").port == 3309
+    assert parse_options({"host": "h", "port": "1"}).addresses == ("h:1",)
+
+
+def test_offsets_name_their_primary_and_resume_elsewhere_by_gtid() -> None:
+    offset = Offset("mysql-bin.000003", 400, "0-1-7", "db1:3306")
+    assert Offset.from_json(offset.to_json()) == offset
+    assert offset.start("db1:3306") == FilePos("mysql-bin.000003", 400)
+    assert offset.start("db2:3306") == Gtid("0-1-7")  # another primary's positions differ
+    legacy = Offset.from_json({"file": "mysql-bin.000003", "pos": 400, "gtid": ""})
+    assert legacy.host == "" and legacy.start("db2:3306") == FilePos("mysql-bin.000003", 400)
+    with pytest.raises(ConfigError, match="cannot be resumed on another primary"):
+        Offset("mysql-bin.000003", 400, "", "db1:3306").start("db2:3306")
