@@ -26,7 +26,7 @@ import aiomysql
 
 from .aio.config import ReplicaConfig
 from .errors import ConnectionLostError, ReplicaError, server_error
-from .position import FilePos, Gtid, MysqlGtidSet
+from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
 from .schema import ColumnSchema
 
 __all__ = [
@@ -154,11 +154,13 @@ class PrimaryState:
     read_only: bool
     #: What its binlog holds: ``@@gtid_binlog_pos`` (MariaDB) or ``@@gtid_executed`` (MySQL).
     gtid_state: Gtid | MysqlGtidSet
+    #: MariaDB ``@@gtid_binlog_state``: the last GTID of each domain and server in its binlog.
+    binlog_state: tuple[GtidTriple, ...] | None = None
 
 
 #: What :class:`PrimaryState` is read from, by flavor (is MariaDB -> SQL).
 PRIMARY_STATE_SQL: dict[bool, str] = {
-    True: "SELECT @@GLOBAL.read_only, @@GLOBAL.gtid_binlog_pos",
+    True: "SELECT @@GLOBAL.read_only, @@GLOBAL.gtid_binlog_pos, @@GLOBAL.gtid_binlog_state",
     False: "SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only, @@GLOBAL.gtid_executed",
 }
 
@@ -166,7 +168,8 @@ PRIMARY_STATE_SQL: dict[bool, str] = {
 def primary_state_from(version: str, row: Sequence[Any]) -> PrimaryState:
     """A :class:`PrimaryState` from ``SELECT VERSION()`` and the row of ``PRIMARY_STATE_SQL``."""
     if "mariadb" in version.lower():
-        return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")))
+        held = parse_gtid_triples(str(row[2] or ""))
+        return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")), held)
     read_only = bool(int(row[0])) or bool(int(row[1]))
     return PrimaryState(version, False, read_only, MysqlGtidSet(str(row[2] or "")))
 

@@ -25,6 +25,7 @@ __all__ = [
     "MysqlSource",
     "missing_transactions",
     "parse_gtid_state",
+    "parse_gtid_triples",
     "validate_binlog_file_name",
 ]
 
@@ -298,6 +299,20 @@ def _gtid_set_text(sources: Mapping[MysqlSource, Intervals]) -> str:
     return ",".join(f"{sid}:" + ":".join(parts) for sid, parts in by_sid.items())
 
 
+def parse_gtid_triples(text: str) -> tuple[GtidTriple, ...]:
+    """``d-s-n`` triples of a comma-separated list that may name a domain more than once
+    (``@@gtid_binlog_state``: the last GTID of each domain and server)."""
+    triples = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        m = _TRIPLE.fullmatch(part)
+        if m is None:
+            raise ConfigError(f"invalid MariaDB GTID {part!r} in {text!r}")
+        triples.append(GtidTriple(int(m[1]), int(m[2]), int(m[3])))
+    return tuple(triples)
+
+
 def parse_gtid_state(text: str) -> Gtid | MysqlGtidSet:
     """A GTID state in either flavour's text form: MySQL sets name a server UUID and a colon."""
     return MysqlGtidSet(text) if ":" in text else Gtid(text)
@@ -307,14 +322,18 @@ def missing_transactions(
     delivered: Gtid | MysqlGtidSet,
     primary: Gtid | MysqlGtidSet,
     recent: Iterable[GtidTriple] = (),
+    held: Iterable[GtidTriple] | None = None,
 ) -> tuple[str, ...]:
     """The transactions of ``delivered`` that a primary whose binlog holds ``primary`` lacks.
 
-    MySQL: the set difference, exactly (``uuid:a-b`` entries). MariaDB: per
-    domain, the GTIDs past the primary's sequence number, named from ``recent``
-    (the last delivered ones) or as a range ``domain-*-first..last`` where they
-    are not known, and the delivered GTID itself when the primary holds another
-    transaction in its place (same sequence number, other server).
+    MySQL: the set difference, exactly (``uuid:a-b`` entries). MariaDB: a
+    delivered ``d-s-n`` is held when the primary's ``@@gtid_binlog_state``
+    (``held``: the last GTID of each domain and server) has ``d-s-m`` with
+    ``m >= n``; sequence numbers alone cannot tell, because a promoted replica
+    that never received ``0-1-308`` writes its own ``0-2-308`` and goes past it.
+    Without ``held``, by ``primary``'s sequence number per domain. The lacking
+    ones are named from ``recent`` (the last delivered GTIDs) or as a range
+    ``domain-*-first..last`` where they are not known.
     """
     if isinstance(delivered, MysqlGtidSet):
         if not isinstance(primary, MysqlGtidSet):
@@ -322,19 +341,32 @@ def missing_transactions(
         lacking = delivered.missing_from(primary)
         return tuple(str(lacking).split(",")) if lacking else ()
     theirs = {t.domain: t for t in primary.triples} if isinstance(primary, Gtid) else {}
+    by_server = None if held is None else {(t.domain, t.server_id): t.seq for t in held}
     remembered = list(recent)
     missing: list[str] = []
     for mine in delivered.triples:
         have = theirs.get(mine.domain)
-        if have is not None and (
-            have.seq > mine.seq or (have.seq == mine.seq and have.server_id == mine.server_id)
-        ):
-            continue
-        after = have.seq if have is not None else 0
-        if have is not None and have.seq == mine.seq:
-            named = [str(mine)]  # another transaction holds this GTID's place
+        if by_server is not None:
+            after = by_server.get((mine.domain, mine.server_id), 0)
+            if after >= mine.seq:
+                continue
+            named = [
+                str(g)
+                for g in remembered
+                if (g.domain, g.server_id) == (mine.domain, mine.server_id) and g.seq > after
+            ]
+            if str(mine) not in named:
+                named.append(str(mine))
         else:
-            named = [str(g) for g in remembered if g.domain == mine.domain and g.seq > after]
+            if have is not None and (
+                have.seq > mine.seq or (have.seq == mine.seq and have.server_id == mine.server_id)
+            ):
+                continue
+            after = have.seq if have is not None else 0
+            if have is not None and have.seq == mine.seq:
+                named = [str(mine)]  # another transaction holds this GTID's place
+            else:
+                named = [str(g) for g in remembered if g.domain == mine.domain and g.seq > after]
         first = int(named[0].rsplit("-", 1)[1]) if named else mine.seq + 1
         if first > after + 1:
             named.insert(0, f"{mine.domain}-*-{after + 1}..{first - 1}")

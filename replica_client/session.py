@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final, Literal
@@ -268,9 +269,12 @@ class Delivery:
         return ResumePoint(start, state, kinds, group)
 
 
-    def missing_on(self, primary: Gtid | MysqlGtidSet) -> tuple[str, ...]:
-        """The delivered transactions a primary with GTID state ``primary`` lacks."""
-        return missing_transactions(self.gtid_state, primary, self.recent)
+    def missing_on(
+        self, primary: Gtid | MysqlGtidSet, held: Iterable[GtidTriple] | None = None
+    ) -> tuple[str, ...]:
+        """The delivered transactions a primary with GTID state ``primary`` lacks
+        (``held``: its MariaDB ``@@gtid_binlog_state``, see :func:`missing_transactions`)."""
+        return missing_transactions(self.gtid_state, primary, self.recent, held)
 
 
 _ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept

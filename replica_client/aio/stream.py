@@ -499,7 +499,7 @@ class BinlogStream:
             if state.read_only:
                 tried.append(f"{address}: read-only (not a primary)")
                 continue
-            missing = self._delivery.missing_on(state.gtid_state)
+            missing = self._delivery.missing_on(state.gtid_state, state.binlog_state)
             if missing:
                 raise LostTransactionsError(address, missing) from cause
             previous, self._target = self._target, target

@@ -383,7 +383,9 @@ class StreamPlanner:
             if state.read_only:
                 tried.append(f"{address}: read-only (not a primary)")
                 continue
-            missing = missing_transactions(delivered.gtid_state(), state.gtid_state, self._recent)
+            missing = missing_transactions(
+                delivered.gtid_state(), state.gtid_state, self._recent, state.binlog_state
+            )
             if missing:
                 raise LostTransactionsError(address, missing) from cause
             self._address = address
