@@ -55,7 +55,7 @@ def test_lacking_transactions_are_named_from_the_recent_ones_or_as_a_range() -> 
     )
     # the recent ones no longer reach back to what the replica has
     recent = [GtidTriple(0, 1, 307), GtidTriple(0, 1, 308)]
-    held = [GtidTriple(0, 1, 300)]
+    held = (GtidTriple(0, 1, 300),)
     assert missing_transactions(Gtid("0-1-308"), Gtid("0-1-300"), recent, held) == (
         "0-*-301..306",
         "0-1-307",
