@@ -40,6 +40,7 @@ if [ "$#" -eq 0 ]; then
     echo "== pytest (pure-Python decoder, framing and session)"
     REPLICA_CLIENT_PURE_PYTHON=1 python3 -m pytest -q -p no:cacheprovider \
         --ignore=tests/binlog/test_speedups.py \
-        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py tests/wire \
+        tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py \
+        tests/integration/test_generated_oracle.py tests/wire \
         tests/aio tests/test_session.py
 fi
