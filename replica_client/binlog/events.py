@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from decimal import Decimal
-from enum import Enum
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
 from ..position import GtidTriple
 from .constants import EventFlag, EventType
 from .header import EventHeader
 from .json_binary import JSON_NULL, JsonDiff, JsonNull
+from .values import MISSING, Geometry, InvalidDate, InvalidDatetime, Missing, Row
 
 __all__ = [
     "JSON_NULL",
@@ -73,64 +73,6 @@ __all__ = [
     "XaPrepareEvent",
     "XidEvent",
 ]
-
-
-class Missing(Enum):
-    """Marks a column absent from a MINIMAL/NOBLOB row image (unlike SQL NULL)."""
-
-    MISSING = "MISSING"
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-#: The value of a column that is not part of a row image (binlog_row_image=MINIMAL).
-MISSING: Final = Missing.MISSING
-
-#: One row image: values in table column order (``MISSING`` where absent).
-Row = tuple[Any, ...]
-
-
-class InvalidDate(NamedTuple):
-    """A DATE the server stores but Python's ``date`` cannot hold.
-
-    Zero dates (``0000-00-00``) and partly-zero dates (``2024-00-15``) that
-    MariaDB accepts without NO_ZERO_DATE / NO_ZERO_IN_DATE. Never confused with
-    NULL (which is ``None``). ``str()`` gives the server's text form.
-    """
-
-    year: int
-    month: int
-    day: int
-
-    def __str__(self) -> str:
-        return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
-
-
-class InvalidDatetime(NamedTuple):
-    """A DATETIME/TIMESTAMP that Python's ``datetime`` cannot hold (zero parts)."""
-
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    microsecond: int
-
-    def __str__(self) -> str:
-        text = (
-            f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
-            f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}"
-        )
-        return f"{text}.{self.microsecond:06d}" if self.microsecond else text
-
-
-class Geometry(NamedTuple):
-    """A spatial value as stored by the server: SRID and the WKB bytes."""
-
-    srid: int
-    wkb: bytes
 
 
 _new_tuple: Final = tuple.__new__
