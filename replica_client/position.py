@@ -95,15 +95,7 @@ class Gtid:
     @staticmethod
     def _parse(text: str) -> tuple[GtidTriple, ...]:
         by_domain: dict[int, GtidTriple] = {}
-        for part in text.replace(" ", "").split(","):
-            if not part:
-                continue
-            m = _TRIPLE.fullmatch(part)
-            if m is None:
-                raise ConfigError(f"invalid MariaDB GTID {part!r} in {text!r}")
-            triple = GtidTriple(int(m[1]), int(m[2]), int(m[3]))
-            if triple.domain >= 1 << 32 or triple.server_id >= 1 << 32 or triple.seq >= 1 << 64:
-                raise ConfigError(f"GTID component out of range in {part!r}")
+        for triple in parse_gtid_triples(text):
             if triple.domain in by_domain:
                 raise ConfigError(f"GTID state {text!r} names domain {triple.domain} twice")
             by_domain[triple.domain] = triple
@@ -309,7 +301,10 @@ def parse_gtid_triples(text: str) -> tuple[GtidTriple, ...]:
         m = _TRIPLE.fullmatch(part)
         if m is None:
             raise ConfigError(f"invalid MariaDB GTID {part!r} in {text!r}")
-        triples.append(GtidTriple(int(m[1]), int(m[2]), int(m[3])))
+        triple = GtidTriple(int(m[1]), int(m[2]), int(m[3]))
+        if triple.domain >= 1 << 32 or triple.server_id >= 1 << 32 or triple.seq >= 1 << 64:
+            raise ConfigError(f"GTID component out of range in {part!r}")
+        triples.append(triple)
     return tuple(triples)
 
 
