@@ -1089,6 +1089,50 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL,
 };
 
+/* The layout codes and string conversions by name, for binlog/rowplan.py's table
+ * (a test checks that both sides agree). */
+static int add_codes(PyObject *m) {
+    static const struct { const char *name; int code; } layouts[] = {
+        {"FALLBACK", C_FALLBACK}, {"I8", C_I8}, {"U8", C_U8}, {"I16", C_I16},
+        {"U16", C_U16}, {"I24", C_I24}, {"U24", C_U24}, {"I32", C_I32}, {"U32", C_U32},
+        {"I64", C_I64}, {"U64", C_U64}, {"FLOAT", C_FLOAT}, {"DOUBLE", C_DOUBLE},
+        {"YEAR", C_YEAR}, {"DATE", C_DATE}, {"DATETIME2", C_DATETIME2},
+        {"TIMESTAMP2", C_TIMESTAMP2}, {"TIME2", C_TIME2}, {"BIT", C_BIT},
+        {"STRING", C_STRING}, {"ENUM", C_ENUM}, {"DECIMAL", C_DECIMAL}, {"SET", C_SET},
+    };
+    static const struct { const char *name; int code; } conversions[] = {
+        {"AS_BYTES", AS_BYTES}, {"AS_UTF8", AS_UTF8}, {"AS_LATIN1", AS_LATIN1},
+        {"AS_UTF8MB3", AS_UTF8MB3},
+    };
+    PyObject *codes = PyDict_New();
+    PyObject *convs = PyDict_New();
+    if (codes == NULL || convs == NULL) goto fail;
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+        PyObject *v = PyLong_FromLong(layouts[i].code);
+        if (v == NULL || PyDict_SetItemString(codes, layouts[i].name, v) < 0) {
+            Py_XDECREF(v);
+            goto fail;
+        }
+        Py_DECREF(v);
+    }
+    for (size_t i = 0; i < sizeof(conversions) / sizeof(conversions[0]); i++) {
+        PyObject *v = PyLong_FromLong(conversions[i].code);
+        if (v == NULL || PyDict_SetItemString(convs, conversions[i].name, v) < 0) {
+            Py_XDECREF(v);
+            goto fail;
+        }
+        Py_DECREF(v);
+    }
+    if (PyModule_AddObject(m, "LAYOUT_CODES", codes) < 0) goto fail;
+    codes = NULL;
+    if (PyModule_AddObject(m, "STRING_CONVERSIONS", convs) < 0) goto fail;
+    return 0;
+fail:
+    Py_XDECREF(codes);
+    Py_XDECREF(convs);
+    return -1;
+}
+
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyDateTime_IMPORT;
     crc_init();
@@ -1108,6 +1152,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_INCREF(&MakerType);
     if (PyModule_AddObject(m, "Maker", (PyObject *)&MakerType) < 0) {
         Py_DECREF(&MakerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (add_codes(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -31,7 +31,7 @@ from .decimal import MAX_PRECISION
 from .events import MISSING, ColumnInfo, Row
 from .table_map import real_string_type
 
-__all__ = ["ACCELERATED", "RowPlan", "column_spec", "compile_plan"]
+__all__ = ["ACCELERATED", "CONVERSIONS", "LAYOUTS", "RowPlan", "column_spec", "compile_plan"]
 
 T = ColumnType
 
@@ -63,38 +63,65 @@ _speedups: Final[Any] = speedups()
 #: True when row images are decoded by the compiled accelerator.
 ACCELERATED: Final = _speedups is not None
 
-# Layout codes, shared with _speedups.c (enum Code).
-FALLBACK: Final = 0
-_INT_CODES: Final[dict[tuple[int, bool], int]] = {
-    (T.TINY, False): 1,
-    (T.TINY, True): 2,
-    (T.SHORT, False): 3,
-    (T.SHORT, True): 4,
-    (T.INT24, False): 5,
-    (T.INT24, True): 6,
-    (T.LONG, False): 7,
-    (T.LONG, True): 8,
-    (T.LONGLONG, False): 9,
-    (T.LONGLONG, True): 10,
+#: The accelerator's value layouts by name: the one table of them, ``enum Code`` in
+#: ``_speedups.c`` (which exports its own as ``LAYOUT_CODES``; tests/binlog/test_rowplan.py
+#: checks that they agree). ``column_spec`` picks one per column.
+LAYOUTS: Final[dict[str, int]] = {
+    name: code
+    for code, name in enumerate(
+        [
+            "FALLBACK",
+            "I8",
+            "U8",
+            "I16",
+            "U16",
+            "I24",
+            "U24",
+            "I32",
+            "U32",
+            "I64",
+            "U64",
+            "FLOAT",
+            "DOUBLE",
+            "YEAR",
+            "DATE",
+            "DATETIME2",
+            "TIMESTAMP2",
+            "TIME2",
+            "BIT",
+            "STRING",
+            "ENUM",
+            "DECIMAL",
+            "SET",
+        ]
+    )
 }
-FLOAT: Final = 11
-DOUBLE: Final = 12
-YEAR: Final = 13
-DATE: Final = 14
-DATETIME2: Final = 15
-TIMESTAMP2: Final = 16
-TIME2: Final = 17
-BIT: Final = 18
-STRING: Final = 19
-ENUM: Final = 20
-DECIMAL: Final = 21
-SET: Final = 22
+#: How a STRING layout turns bytes into a value (``STRING_CONVERSIONS`` in ``_speedups.c``).
+CONVERSIONS: Final[dict[str, int]] = {"AS_BYTES": 0, "AS_UTF8": 1, "AS_LATIN1": 2, "AS_UTF8MB3": 3}
 
-# STRING conversions.
-_AS_BYTES: Final = 0
-_AS_UTF8: Final = 1
-_AS_LATIN1: Final = 2
-_AS_UTF8MB3: Final = 3
+FALLBACK: Final = LAYOUTS["FALLBACK"]
+_INT_CODES: Final[dict[tuple[int, bool], int]] = {
+    (t, unsigned): LAYOUTS[("U" if unsigned else "I") + str(bits)]
+    for t, bits in ((T.TINY, 8), (T.SHORT, 16), (T.INT24, 24), (T.LONG, 32), (T.LONGLONG, 64))
+    for unsigned in (False, True)
+}
+FLOAT: Final = LAYOUTS["FLOAT"]
+DOUBLE: Final = LAYOUTS["DOUBLE"]
+YEAR: Final = LAYOUTS["YEAR"]
+DATE: Final = LAYOUTS["DATE"]
+DATETIME2: Final = LAYOUTS["DATETIME2"]
+TIMESTAMP2: Final = LAYOUTS["TIMESTAMP2"]
+TIME2: Final = LAYOUTS["TIME2"]
+BIT: Final = LAYOUTS["BIT"]
+STRING: Final = LAYOUTS["STRING"]
+ENUM: Final = LAYOUTS["ENUM"]
+DECIMAL: Final = LAYOUTS["DECIMAL"]
+SET: Final = LAYOUTS["SET"]
+
+_AS_BYTES: Final = CONVERSIONS["AS_BYTES"]
+_AS_UTF8: Final = CONVERSIONS["AS_UTF8"]
+_AS_LATIN1: Final = CONVERSIONS["AS_LATIN1"]
+_AS_UTF8MB3: Final = CONVERSIONS["AS_UTF8MB3"]
 
 _BINARY_COLLATION: Final = 63
 _PREFIX_SIZES: Final = (1, 2, 3, 4)
