@@ -64,10 +64,13 @@ _PURE = {"REPLICA_CLIENT_PURE_PYTHON": "1"}
 
 #: name -> (label, runner or "mariadb-binlog", extra environment)
 DECODERS: dict[str, tuple[str, str, dict[str, str]]] = {
-    "rc_net": ("replica_client, network", "rc_net", {}),
-    "rc_file": ("replica_client, file", "rc_file", {}),
-    "rc_net_pure": ("replica_client, network, pure Python", "rc_net", _PURE),
-    "rc_file_pure": ("replica_client, file, pure Python", "rc_file", _PURE),
+    "rc_changes": ("replica_client `changes()`, network (dicts)", "rc_changes", {}),
+    "rc_changes_file": ("replica_client `iter_changes`, file (dicts)", "rc_changes_file", {}),
+    "rc_changes_pure": ("replica_client `changes()`, network, pure Python", "rc_changes", _PURE),
+    "rc_net": ("replica_client events, network (row tuples)", "rc_net", {}),
+    "rc_file": ("replica_client events, file (row tuples)", "rc_file", {}),
+    "rc_net_pure": ("replica_client events, network, pure Python", "rc_net", _PURE),
+    "rc_file_pure": ("replica_client events, file, pure Python", "rc_file", _PURE),
     "pymysqlrepl": ("python-mysql-replication", "pymysqlrepl", {}),
     "asyncmy": ("asyncmy.replication", "asyncmy", {}),
     "mariadb_binlog": ("mariadb-binlog -R --verbose (C)", "mariadb-binlog", {}),
@@ -194,12 +197,12 @@ def _table(title: str, summary: dict[str, dict[str, float]], key: str) -> str:
     lines = [
         f"**{title}**",
         "",
-        "| decoder | rows/s | events/s | CPU s | peak RSS MB | replica_client (network) ÷ this |",
+        "| decoder | rows/s | events/s | CPU s | peak RSS MB | ÷ python-mysql-replication |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    base = summary.get("rc_net", {}).get(key)
+    base = summary.get("pymysqlrepl", {}).get(key)
     for name, s in summary.items():
-        ratio = f"{base / s[key]:.2f}x" if base and s[key] else "-"
+        ratio = f"{s[key] / base:.1f}x" if base and s[key] else "-"
         lines.append(_row(DECODERS[name][0], s["rows_s"], s["events_s"], s["cpu"], s["rss"], ratio))
     return "\n".join(lines)
 

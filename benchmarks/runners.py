@@ -11,8 +11,12 @@ runner's modules, ``IMPORTS``, are imported before the clock starts) and
 
 Runners:
 
-``rc_net``        ``replica_client.connect(..., blocking=False)``, ``async for``
-``rc_file``       ``replica_client.open_binlog(files)``
+``rc_changes``    ``replica_client.connect(..., blocking=False)``, ``async for change in
+                  stream.changes()`` (dicts by column name: what users consume)
+``rc_changes_file`` ``replica_client.iter_changes(open_binlog(files))``
+``rc_net``        ``replica_client.connect(..., blocking=False)``, ``async for event``
+                  (row tuples)
+``rc_file``       ``replica_client.open_binlog(files)`` (row tuples)
 ``pymysqlrepl``   python-mysql-replication ``BinLogStreamReader`` (rows forced)
 ``asyncmy``       ``asyncmy.replication.BinLogStream`` (rows forced; stopped at
                   the ROTATE out of the range: non-blocking, it reconnects at EOF)
@@ -48,6 +52,40 @@ def _rc_file(args: Args) -> Result:
             if r is not None:
                 rows += len(r)
     return events, rows
+
+
+def _rc_changes_file(args: Args) -> Result:
+    import replica_client as rc
+
+    rows = 0
+    with rc.open_binlog(args["paths"]) as stream:
+        for change in rc.iter_changes(stream):
+            _ = change.before, change.after
+            rows += 1
+    return 0, rows
+
+
+def _rc_changes(args: Args) -> Result:
+    from replica_client.aio import connect
+    from replica_client.position import FilePos
+
+    async def run() -> Result:
+        rows = 0
+        async with connect(
+            host=args["host"],
+            port=args["port"],
+            user=args["user"],
+            password=args["password"],
+            server_id=args["server_id"],
+            start=FilePos(args["first"], 4),
+            blocking=False,
+        ) as stream:
+            async for change in stream.changes():
+                _ = change.before, change.after
+                rows += 1
+        return 0, rows
+
+    return asyncio.run(run())
 
 
 def _rc_net(args: Args) -> Result:
@@ -232,6 +270,8 @@ def peak_rss_kb(pid: int | str = "self") -> int:
 #: Modules each runner needs, imported before the clock starts (interpreter and
 #: import time are not decoding time; ``python3 -X importtime`` measures those).
 IMPORTS: dict[str, tuple[str, ...]] = {
+    "rc_changes": ("replica_client", "replica_client.aio", "replica_client.position"),
+    "rc_changes_file": ("replica_client",),
     "rc_net": ("replica_client", "replica_client.aio", "replica_client.position"),
     "rc_file": ("replica_client",),
     "pymysqlrepl": ("pymysqlreplication", "pymysqlreplication.row_event"),
@@ -245,6 +285,8 @@ IMPORTS: dict[str, tuple[str, ...]] = {
 }
 
 RUNNERS: dict[str, Callable[[Args], Result]] = {
+    "rc_changes": _rc_changes,
+    "rc_changes_file": _rc_changes_file,
     "rc_net": _rc_net,
     "rc_file": _rc_file,
     "pymysqlrepl": _pymysqlrepl,

@@ -1069,6 +1069,68 @@ static PyObject *event_head_setup(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- row images as dicts (changes.py) --------------------------------------- */
+
+/* {name: value} of one row image, leaving out the columns that are `missing`. */
+static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing) {
+    if (!PyTuple_Check(row)) {
+        PyErr_SetString(PyExc_TypeError, "a row image must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(row);
+    if (n > PyTuple_GET_SIZE(names)) n = PyTuple_GET_SIZE(names);
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(row, i);
+        if (v == missing) continue;
+        if (PyDict_SetItem(d, PyTuple_GET_ITEM(names, i), v) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+/* row_dicts(names, rows, missing, pairs) -> list: one dict per row image, or one
+ * (before, after) tuple of dicts per pair of images when pairs is true. */
+static PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "row_dicts(names: tuple, rows: tuple, missing, pairs)");
+        return NULL;
+    }
+    PyObject *names = args[0], *rows = args[1], *missing = args[2];
+    int pairs = PyObject_IsTrue(args[3]);
+    if (pairs < 0) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(rows);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyTuple_GET_ITEM(rows, i), *item;
+        if (pairs) {
+            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2) {
+                PyErr_SetString(PyExc_TypeError, "an update row must be a (before, after) pair");
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyObject *before = image_dict(names, PyTuple_GET_ITEM(row, 0), missing);
+            PyObject *after = before ? image_dict(names, PyTuple_GET_ITEM(row, 1), missing) : NULL;
+            item = after ? PyTuple_Pack(2, before, after) : NULL;
+            Py_XDECREF(before);
+            Py_XDECREF(after);
+        } else {
+            item = image_dict(names, row, missing);
+        }
+        if (item == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"event_head", (PyCFunction)(void (*)(void))event_head, METH_FASTCALL,
      "event_head(data, crc_mode) -> EventHeader or None (see binlog/decoder.py)"},
@@ -1076,6 +1138,8 @@ static PyMethodDef module_methods[] = {
      "event_head_setup(EventHeader, zlib.crc32): the types event_head builds and calls"},
     {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
+    {"row_dicts", (PyCFunction)(void (*)(void))row_dicts, METH_FASTCALL,
+     "row_dicts(names, rows, missing, pairs) -> list of dicts (see changes.py)"},
     {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
      "frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)"
      " (see wire/framing.py)"},

@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
+from .accel import constructor, speedups
 from .binlog.events import (
     MISSING,
     DeleteRowsEvent,
@@ -64,22 +65,46 @@ class Change:
     server_id: int = 0
 
 
-def _as_dict(names: tuple[str, ...], row: Row) -> dict[str, Any]:
-    if MISSING in row:
-        return {n: v for n, v in zip(names, row, strict=False) if v is not MISSING}
-    return dict(zip(names, row, strict=False))
+def _row_dicts(
+    names: tuple[str, ...], rows: tuple[Any, ...], missing: object, pairs: bool
+) -> list[Any]:
+    """One ``{name: value}`` per row image (a pair of them per update row), without
+    the columns that are ``missing``; the accelerator's ``row_dicts`` does the same."""
+    if pairs:
+        return [(_image(names, b, missing), _image(names, a, missing)) for b, a in rows]
+    return [_image(names, row, missing) for row in rows]
+
+
+def _image(names: tuple[str, ...], row: Row, missing: object) -> dict[str, Any]:
+    # zip() without strict=: the keyword makes dict(zip()) 1.9x slower (4.7 vs 9.0 us
+    # for 28 columns); the names are as many as the values, or more.
+    if missing in row:
+        return {n: v for n, v in zip(names, row) if v is not missing}  # noqa: B905
+    return dict(zip(names, row))  # noqa: B905
+
+
+_sp = speedups()
+#: The images of a rows event as dicts: the accelerator's, else the pure-Python one.
+row_dicts: Final[Callable[[tuple[str, ...], tuple[Any, ...], object, bool], list[Any]]] = (
+    _sp.row_dicts if _sp is not None else _row_dicts
+)
+
+
+#: Column names and primary-key names of a table.
+_Layout = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 class ChangeBuilder:
     """Turns events into changes; tracks the current file and transaction GTID."""
 
-    __slots__ = ("_column_names", "_file", "_names_cache", "_transactions")
+    __slots__ = ("_column_names", "_file", "_layouts", "_names_cache", "_transactions")
 
     def __init__(self, column_names: ColumnNames | None = None) -> None:
         self._column_names = column_names
         self._transactions = TransactionTracker()
         self._file: str | None = None
         self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
+        self._layouts: dict[int, tuple[TableMapEvent, _Layout]] = {}
 
     @property
     def gtid(self) -> str | None:
@@ -116,69 +141,49 @@ class ChangeBuilder:
             self._file = event.next_file
         return []
 
+    def _layout(self, table: TableMapEvent) -> _Layout:
+        """Column names and primary-key names of ``table``, computed once per TABLE_MAP."""
+        cached = self._layouts.get(id(table))
+        if cached is not None and cached[0] is table:
+            return cached[1]
+        names = table.column_names
+        layout = (names, tuple(names[i] for i in table.primary_key))
+        if len(self._layouts) > 1024:
+            self._layouts.clear()
+        self._layouts[id(table)] = (table, layout)
+        return layout
+
     def _changes(self, event: RowsEvent, position: FilePos | None) -> list[Change]:
         known = self._schema_for(event.table)
         if known is not event.table:
             event = retype_rows(event, known)
         table = event.table
-        names = table.column_names
-        pk = tuple(names[i] for i in table.primary_key)
+        names, pk = self._layout(table)
         ts = dt.datetime.fromtimestamp(event.header.timestamp, dt.UTC)
-        common = (table.schema, table.table)
+        schema, name = table.schema, table.table
         gtid = self._transactions.gtid
-        out: list[Change] = []
         sid = event.header.server_id
+        new = _new_change
         if isinstance(event, UpdateRowsEvent):
-            for i, (before, after) in enumerate(event.rows):
-                out.append(
-                    Change(
-                        "update",
-                        *common,
-                        _as_dict(names, before),
-                        _as_dict(names, after),
-                        gtid,
-                        position,
-                        ts,
-                        i,
-                        pk,
-                        sid,
-                    )
-                )
-        elif isinstance(event, WriteRowsEvent):
-            for i, row in enumerate(event.rows):
-                out.append(
-                    Change(
-                        "insert",
-                        *common,
-                        None,
-                        _as_dict(names, row),
-                        gtid,
-                        position,
-                        ts,
-                        i,
-                        pk,
-                        sid,
-                    )
-                )
-        elif isinstance(event, DeleteRowsEvent):
-            for i, row in enumerate(event.rows):
-                out.append(
-                    Change(
-                        "delete",
-                        *common,
-                        _as_dict(names, row),
-                        None,
-                        gtid,
-                        position,
-                        ts,
-                        i,
-                        pk,
-                        sid,
-                    )
-                )
-        return out
+            return [
+                new("update", schema, name, b, a, gtid, position, ts, i, pk, sid)
+                for i, (b, a) in enumerate(row_dicts(names, event.rows, MISSING, True))
+            ]
+        if isinstance(event, WriteRowsEvent):
+            return [
+                new("insert", schema, name, None, image, gtid, position, ts, i, pk, sid)
+                for i, image in enumerate(row_dicts(names, event.rows, MISSING, False))
+            ]
+        if isinstance(event, DeleteRowsEvent):
+            return [
+                new("delete", schema, name, image, None, gtid, position, ts, i, pk, sid)
+                for i, image in enumerate(row_dicts(names, event.rows, MISSING, False))
+            ]
+        return []
 
 
+#: Change(...) with every field, without the generated __init__ (see accel.constructor).
+_new_change: Final = constructor(Change)
 
 
 def iter_changes(

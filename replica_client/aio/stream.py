@@ -547,10 +547,15 @@ class ChangeStream:
         pending = self._pending
         while not pending:
             item = await stream._next_passed()
-            assert item.event is not None
-            # The first (artificial) ROTATE of a GTID start precedes any file name.
-            where = FilePos(item.file, item.start) if item.file else None
-            pending.extend(self._builder.feed(item.event, where))
+            event = item.event
+            assert event is not None
+            if isinstance(event, RowsEvent):
+                # Only row events need a position (no FilePos for the others); the
+                # first (artificial) ROTATE of a GTID start precedes any file name.
+                where = FilePos(item.file, item.start) if item.file else None
+                pending.extend(self._builder.feed(event, where))
+            else:
+                self._builder.feed(event)
             stream._caught_up = False
         change = pending.popleft()
         if not pending and stream._settling:
