@@ -13,7 +13,14 @@ setup(
     ext_modules=[
         Extension(
             "replica_client._speedups",
-            sources=["replica_client/_speedups.c"],
+            sources=[
+                "replica_client/_speedups.c",
+                "replica_client/csrc/rows.c",
+                "replica_client/csrc/framing.c",
+                "replica_client/csrc/header.c",
+                "replica_client/csrc/maker.c",
+            ],
+            depends=["replica_client/csrc/speedups.h"],
             optional=True,
         )
     ]

@@ -1,0 +1,31 @@
+/* Declarations shared by the parts of the compiled accelerator
+ * (replica_client._speedups): one extension module, one file per job. */
+#ifndef REPLICA_CLIENT_SPEEDUPS_H
+#define REPLICA_CLIENT_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+/* rows.c: row images (binlog/rowplan.py), and row images as dicts (changes.py) */
+extern PyTypeObject RowPlanType;
+int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
+PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+int add_codes(PyObject *m);
+
+/* framing.c: packets of the replication stream (wire/framing.py) */
+PyObject *frame_packet(PyObject *module, PyObject *args);
+PyObject *frame_events(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* header.c: the common event header, checksum verified (binlog/decoder.py) */
+void crc_init(void);
+PyObject *event_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *event_head_setup(PyObject *module, PyObject *args);
+
+/* maker.c: frozen, slotted dataclasses without their __init__ (accel.py) */
+extern PyTypeObject MakerType;
+int maker_init(void);
+
+#endif
