@@ -469,8 +469,8 @@ def tool_counts(
     server: DatabaseServer, files: Sequence[Any], database: str
 ) -> tuple[dict[str, int], bool]:
     """Rows per op of ``database``.t as the server's own binlog tool prints them, and
-    whether it printed them all (mysqlbinlog 9.7 stops an event at a GEOMETRY column:
-    "Don't know how to handle column type=255")."""
+    whether it printed them all (mysqlbinlog 9.7 stops an event at a GEOMETRY column,
+    "Don't know how to handle column type=255", and sometimes crashes after it)."""
     argv = [*server.binlog_tool(), "--verbose", "--base64-output=DECODE-ROWS"]
     if server.variant.encrypt:
         # the tool cannot decrypt a file: it reads the same files from the server
@@ -490,9 +490,14 @@ def tool_counts(
         check=False,
         timeout=300,
     )
-    assert run.returncode == 0, run.stderr.decode(errors="replace")
+    unknown = b"Don't know how to handle column type" in run.stdout
+    # mysqlbinlog 9.7 may die of SIGSEGV after such a column: what it printed still counts
+    assert run.returncode == 0 or (unknown and run.returncode < 0), (
+        run.returncode,
+        run.stderr.decode(errors="replace"),
+    )
     counts = {"insert": 0, "update": 0, "delete": 0}
     for m in _TOOL_ROW.finditer(run.stdout):
         if m[2].decode() == database and m[3] == b"t":
             counts[_TOOL_OPS[m[1]]] += 1
-    return counts, b"Don't know how to handle column type" not in run.stdout
+    return counts, not unknown
