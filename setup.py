@@ -18,7 +18,6 @@ setup(
                 "replica_client/csrc/rows.c",
                 "replica_client/csrc/framing.c",
                 "replica_client/csrc/header.c",
-                "replica_client/csrc/maker.c",
             ],
             depends=["replica_client/csrc/speedups.h"],
             optional=True,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from .accel import constructor, speedups
+from .accel import speedups
 from .binlog.events import (
     MISSING,
     DeleteRowsEvent,
@@ -163,7 +163,7 @@ class ChangeBuilder:
         schema, name = table.schema, table.table
         gtid = self._transactions.gtid
         sid = event.header.server_id
-        new = _new_change
+        new = Change
         if isinstance(event, UpdateRowsEvent):
             return [
                 new("update", schema, name, b, a, gtid, position, ts, i, pk, sid)
@@ -180,10 +180,6 @@ class ChangeBuilder:
                 for i, image in enumerate(row_dicts(names, event.rows, MISSING, False))
             ]
         return []
-
-
-#: Change(...) with every field, without the generated __init__ (see accel.constructor).
-_new_change: Final = constructor(Change)
 
 
 def iter_changes(
