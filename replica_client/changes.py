@@ -20,6 +20,7 @@ from typing import Any, Final, Literal
 from .accel import speedups
 from .binlog.events import (
     MISSING,
+    ColumnInfo,
     DeleteRowsEvent,
     Event,
     RotateEvent,
@@ -104,7 +105,8 @@ class ChangeBuilder:
         self._transactions = TransactionTracker()
         self._file: str | None = None
         self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
-        self._layouts: dict[int, tuple[TableMapEvent, _Layout]] = {}
+        # id(TABLE_MAP columns) -> (columns, primary key, layout)
+        self._layouts: dict[int, tuple[tuple[ColumnInfo, ...], tuple[int, ...], _Layout]] = {}
 
     @property
     def gtid(self) -> str | None:
@@ -142,15 +144,20 @@ class ChangeBuilder:
         return []
 
     def _layout(self, table: TableMapEvent) -> _Layout:
-        """Column names and primary-key names of ``table``, computed once per TABLE_MAP."""
-        cached = self._layouts.get(id(table))
-        if cached is not None and cached[0] is table:
-            return cached[1]
+        """Column names and primary-key names of ``table``, computed once per table.
+
+        Every transaction repeats its TABLE_MAPs; the decoder hands the repeats
+        the same ``columns`` tuple, which keys this cache (with the primary key).
+        """
+        columns = table.columns
+        cached = self._layouts.get(id(columns))
+        if cached is not None and cached[0] is columns and cached[1] == table.primary_key:
+            return cached[2]
         names = table.column_names
         layout = (names, tuple(names[i] for i in table.primary_key))
         if len(self._layouts) > 1024:
             self._layouts.clear()
-        self._layouts[id(table)] = (table, layout)
+        self._layouts[id(columns)] = (columns, table.primary_key, layout)
         return layout
 
     def _changes(self, event: RowsEvent, position: FilePos | None) -> list[Change]:

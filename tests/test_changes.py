@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 from pathlib import Path
@@ -123,3 +124,21 @@ def test_the_accelerated_row_dicts_refuse_what_is_not_a_row() -> None:
         accelerated.row_dicts(("a",), ([1],), MISSING, False)
     with pytest.raises(TypeError, match=r"\(before, after\) pair"):
         accelerated.row_dicts(("a",), ((1,),), MISSING, True)
+
+
+def test_a_table_map_sharing_columns_with_another_names_its_own_table_and_key() -> None:
+    # The names are cached by the TABLE_MAP's columns tuple (repeats share it).
+    for path in _readable_fixtures():
+        found = [e for e in rc.open_binlog(path) if isinstance(e, WriteRowsEvent) and e.rows]
+        if found:
+            event = found[0]
+            break
+    else:
+        raise AssertionError("no WRITE_ROWS in the fixtures")
+    other = dataclasses.replace(event.table, table=event.table.table + "_copy", primary_key=())
+    builder = changes.ChangeBuilder()
+    first = builder.feed(event)
+    second = builder.feed(dataclasses.replace(event, table=other))
+    assert {c.table for c in first} == {event.table.table}
+    assert {c.table for c in second} == {other.table}
+    assert {c.primary_key for c in second} == {()}

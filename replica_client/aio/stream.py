@@ -344,7 +344,8 @@ class BinlogStream:
             protocol.take()
             self._pass(item)
             if changes is not None and event is not None and not item.skipped:
-                changes.feed(event, FilePos(item.file, item.start) if item.file else None)
+                # Only a rows event needs its position (and it has changes: not here).
+                changes.feed(event)
 
     def _send_acks(self) -> None:
         if not self._unacked or self._session is None or self._protocol is None:
@@ -545,6 +546,26 @@ class ChangeStream:
     async def __anext__(self) -> Change:
         stream = self._stream
         pending = self._pending
+        if not pending:
+            protocol = stream._protocol
+            if protocol is not None and stream._plain and not stream._closed and not stream._ended:
+                # Fast path (as BinlogStream.__anext__'s): items already buffered
+                # are turned into changes without awaiting.
+                feed = self._builder.feed
+                while (item := protocol.take()) is not None:
+                    stream._pass(item)
+                    event = item.event
+                    if event is None or item.skipped:
+                        continue
+                    stream._caught_up = False
+                    if isinstance(event, RowsEvent):
+                        where = FilePos(item.file, item.start) if item.file else None
+                        changes = feed(event, where)
+                        if changes:
+                            pending.extend(changes)
+                            break
+                    else:
+                        feed(event)
         while not pending:
             item = await stream._next_passed()
             event = item.event
