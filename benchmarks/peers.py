@@ -92,6 +92,8 @@ class Measurement:
     max_rss_mb: float
     events: int | None
     rows: int | None
+    #: CPU seconds of the read loop alone (None for mariadb-binlog).
+    loop_cpu: float | None = None
 
 
 def _ensure_peer(name: str) -> bool:
@@ -186,7 +188,9 @@ class _Bench:
             return Measurement(wall, cpu, hwm[0] / 1024, None, None)
         result = json.loads(out.decode().strip().splitlines()[-1])
         rss = max(hwm[0], result["hwm_kb"]) / 1024
-        return Measurement(result["wall"], cpu, rss, result["events"], result["rows"])
+        return Measurement(
+            result["wall"], cpu, rss, result["events"], result["rows"], result["cpu"]
+        )
 
 
 def _row(label: str, rows_s: float, events_s: float, cpu: float, rss: float, ratio: str) -> str:
@@ -204,6 +208,51 @@ def _table(title: str, summary: dict[str, dict[str, float]], key: str) -> str:
     for name, s in summary.items():
         ratio = f"{s[key] / base:.1f}x" if base and s[key] else "-"
         lines.append(_row(DECODERS[name][0], s["rows_s"], s["events_s"], s["cpu"], s["rss"], ratio))
+    return "\n".join(lines)
+
+
+#: (this, that, label, slow-down): a speed-up is that's wall time ÷ this's,
+#: a slow-down this's ÷ that's.
+_VERSUS = (
+    ("rc_changes", "rc_net", "changes() time ÷ row tuples time", True),
+    ("rc_changes", "pymysqlrepl", "changes() ÷ python-mysql-replication", False),
+    ("rc_changes", "asyncmy", "changes() ÷ asyncmy", False),
+    ("rc_changes_pure", "rc_net_pure", "pure: changes() time ÷ row tuples time", True),
+    ("rc_changes_pure", "pymysqlrepl", "pure: changes() ÷ python-mysql-replication", False),
+    ("rc_changes_file", "rc_file", "files: iter_changes() time ÷ row tuples time", True),
+)
+
+
+def _ratios(runs: dict[str, list[Measurement]]) -> list[tuple[str, float, float, float]]:
+    """(label, median, worst, best) of the per-run ratios in ``_VERSUS``.
+
+    Run by run (a run interleaves every decoder), so that a noisy moment
+    weighs on both sides. "Worst" is the least favourable run. Slow-downs are
+    also given on the read loops' CPU seconds: on a shared machine a run's
+    wall time also counts the time the process waited for a CPU.
+    """
+    out: list[tuple[str, float, float, float]] = []
+    for this, that, label, slowdown in _VERSUS:
+        mine, theirs = runs.get(this), runs.get(that)
+        if not mine or not theirs:
+            continue
+        pairs = list(zip(mine, theirs, strict=False))
+        if slowdown:
+            rs = [a.wall / b.wall for a, b in pairs]
+            out.append((label, statistics.median(rs), max(rs), min(rs)))
+            cpus = [a.loop_cpu / b.loop_cpu for a, b in pairs if a.loop_cpu and b.loop_cpu]
+            if cpus:
+                out.append((label + ", CPU", statistics.median(cpus), max(cpus), min(cpus)))
+        else:
+            rs = [b.wall / a.wall for a, b in pairs]
+            out.append((label, statistics.median(rs), min(rs), max(rs)))
+    return out
+
+
+def _ratio_table(ratios: list[tuple[str, float, float, float]]) -> str:
+    lines = ["| ratio | median | worst run | best run |", "|---|---:|---:|---:|"]
+    for label, med, worst, best in ratios:
+        lines.append(f"| {label} | {med:.2f}x | {worst:.2f}x | {best:.2f}x |")
     return "\n".join(lines)
 
 
@@ -307,8 +356,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{sum(p.stat().st_size for p in rng.paths()) / 1e6:.0f} MB of binlog "
                 f"(ratio on {key.replace('_s', '/s')}; medians of {runs})"
             )
+            ratios = _ratios(measured)
             tables.append(_table(title, summary, key))
+            if ratios:
+                tables.append(_ratio_table(ratios))
             results["workloads"][name] = {
+                "ratios": {label: [med, worst, best] for label, med, worst, best in ratios},
                 "events": events,
                 "rows": rows,
                 "summary": summary,
