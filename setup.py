@@ -18,6 +18,7 @@ setup(
                 "replica_client/csrc/rows.c",
                 "replica_client/csrc/framing.c",
                 "replica_client/csrc/header.c",
+                "replica_client/csrc/maker.c",
             ],
             depends=["replica_client/csrc/speedups.h"],
             optional=True,

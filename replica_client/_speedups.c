@@ -1,7 +1,7 @@
 /* The compiled accelerator, replica_client._speedups: its module definition.
  * The parts, one file per job, are in csrc/: rows.c (row images, RowPlan, and
  * row images as dicts), framing.c (packets), header.c (event headers and their
- * CRC32). No I/O. */
+ * CRC32), maker.c (frozen dataclasses without __init__). No I/O. */
 #include "csrc/speedups.h"
 
 static PyMethodDef module_methods[] = {
@@ -29,11 +29,18 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
     if (rows_init() < 0) return NULL;
+    if (maker_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&RowPlanType);
     if (PyModule_AddObject(m, "RowPlan", (PyObject *)&RowPlanType) < 0) {
         Py_DECREF(&RowPlanType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&MakerType);
+    if (PyModule_AddObject(m, "Maker", (PyObject *)&MakerType) < 0) {
+        Py_DECREF(&MakerType);
         Py_DECREF(m);
         return NULL;
     }

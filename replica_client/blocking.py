@@ -95,7 +95,9 @@ class BlockingReplica:
                 if session.tls_requested:
                     sock = self._start_tls(sock)
                     continue
-                sock.settimeout(self._read_timeout if session.streaming else self._connect_timeout)
+                sock.settimeout(
+                    self._read_timeout if session.streaming else self._connect_timeout
+                )
                 data = sock.recv(_RECV_SIZE)
                 if not data:
                     raise ConnectionLostError(
@@ -115,7 +117,9 @@ class BlockingReplica:
 
     def _connect(self) -> socket.socket:
         try:
-            sock = socket.create_connection((self._host, self._port), timeout=self._connect_timeout)
+            sock = socket.create_connection(
+                (self._host, self._port), timeout=self._connect_timeout
+            )
         except OSError as exc:
             raise ConnectionLostError(
                 f"cannot connect to the primary at {self.address}: {exc}"

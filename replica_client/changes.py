@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from .accel import speedups
+from .accel import constructor, speedups
 from .binlog.events import (
     MISSING,
     ColumnInfo,
@@ -170,7 +170,7 @@ class ChangeBuilder:
         schema, name = table.schema, table.table
         gtid = self._transactions.gtid
         sid = event.header.server_id
-        new = Change
+        new = _new_change
         if isinstance(event, UpdateRowsEvent):
             return [
                 new("update", schema, name, b, a, gtid, position, ts, i, pk, sid)
@@ -187,6 +187,10 @@ class ChangeBuilder:
                 for i, image in enumerate(row_dicts(names, event.rows, MISSING, False))
             ]
         return []
+
+
+#: Change(...) with every field, without the generated __init__ (see accel.constructor).
+_new_change: Final = constructor(Change)
 
 
 def iter_changes(

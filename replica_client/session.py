@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final, Literal
 
+from .accel import constructor
 from .binlog.constants import EVENT_HEADER_LEN, BinlogChecksumAlg, EventFlag, EventType
 from .binlog.decoder import EventDecoder
 from .binlog.events import (
@@ -117,6 +118,10 @@ class StreamItem:
     def for_consumer(self) -> bool:
         """True when the consumer should see this item's event."""
         return self.event is not None and self.deliver and not self.skipped
+
+
+#: StreamItem(...) with every field, without the generated __init__ (see accel.constructor).
+_new_item: Final = constructor(StreamItem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +267,7 @@ class Delivery:
         kinds = tuple(self._kinds)
         group = self._group.gtid if kinds and self._group is not None else None
         return ResumePoint(start, state, kinds, group)
+
 
     def missing_on(
         self, primary: Gtid | MysqlGtidSet, held: Iterable[GtidTriple] | None = None
@@ -529,7 +535,7 @@ class ReplicaSession:
         if needs_ack and self._ack_on_receipt:
             self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
         types = self._event_types
-        return StreamItem(
+        return _new_item(
             event,
             file,
             start,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..accel import constructor
 from ..codec import U64, need, read_lenenc_int, server_text, u8, u16, u32, u64, until_nul
 from ..errors import MalformedEventError
 from .constants import EventType
@@ -60,6 +61,9 @@ __all__ = [
 E = EventType
 _ROTATE: Final = int(E.ROTATE_EVENT)
 # Frozen slotted events built field by field without their generated __init__.
+_new_rotate: Final = constructor(RotateEvent)
+_new_xid: Final = constructor(XidEvent)
+_new_annotate: Final = constructor(AnnotateRowsEvent)
 # HEARTBEAT_LOG_EVENT_V2 field types (``Heartbeat_event_v2``).
 _HB_END, _HB_LOG_FILENAME, _HB_LOG_POSITION = 0, 1, 2
 
@@ -73,7 +77,7 @@ def decode_rotate(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int,
     """
     phl = 0 if fmt.binlog_version == 1 else fmt.post_header_lens[_ROTATE]
     position = u64(view, pos) if phl >= 8 else 4
-    return RotateEvent(h, position, server_text(view[pos + phl : end]))
+    return _new_rotate(h, position, server_text(view[pos + phl : end]))
 
 
 def decode_stop(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
@@ -119,7 +123,7 @@ def decode_xid(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, en
     """XID_EVENT: xid u64 (the transaction committed)."""
     if pos + 8 > len(view):
         need(view, pos, 8, "u64")  # raises
-    return XidEvent(h, U64.unpack_from(view, pos)[0])
+    return _new_xid(h, U64.unpack_from(view, pos)[0])
 
 
 def decode_xa_prepare(
@@ -164,7 +168,7 @@ def decode_annotate_rows(
     fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event:
     """ANNOTATE_ROWS_EVENT (MariaDB): the statement text of the rows events that follow (rest)."""
-    return AnnotateRowsEvent(h, server_text(view[pos:end]))
+    return _new_annotate(h, server_text(view[pos:end]))
 
 
 def decode_rows_query(

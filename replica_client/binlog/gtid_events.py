@@ -32,6 +32,7 @@ import struct
 import uuid as _uuid
 from typing import Final
 
+from ..accel import constructor
 from ..codec import need, read_lenenc_int, server_text, u8, u32, u64
 from ..errors import MalformedEventError
 from ..position import GtidTriple
@@ -68,6 +69,8 @@ _GTID_HEAD: Final = struct.Struct("<QIB")  # seq_no, domain_id, flags2
 _GTID_LIST_ENTRY: Final = struct.Struct("<IIQ")  # domain_id, server_id, seq_no
 _FL_GROUP_COMMIT_ID: Final = GtidEvent.FL_GROUP_COMMIT_ID
 _FL_XA: Final = GtidEvent.FL_PREPARED_XA | GtidEvent.FL_COMPLETED_XA
+#: GtidEvent(...) with every field, without the generated __init__ (see accel.constructor).
+_new_gtid: Final = constructor(GtidEvent)
 
 
 def decode_mariadb_gtid(
@@ -117,7 +120,7 @@ def decode_mariadb_gtid(
         if flags_extra & 0x10:  # FL_EXTRA_THREAD_ID (MariaDB 11.x)
             thread_id = u32(view, pos)
             pos += 4
-    return GtidEvent(
+    return _new_gtid(
         h,
         domain_id,
         seq_no,

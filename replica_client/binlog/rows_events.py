@@ -28,6 +28,7 @@ from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any, Final
 
+from ..accel import constructor
 from ..codec import U48, need, read_lenenc_int, u16, u32
 from ..config import DecoderOptions
 from ..errors import LimitExceededError, MalformedEventError
@@ -90,6 +91,10 @@ _ROWS_KINDS: Final[dict[int, tuple[bool, int]]] = {
 ROWS_EVENT_TYPES: Final = frozenset(c for c in _ROWS_KINDS if c < E.ANNOTATE_ROWS_EVENT)
 
 # Frozen slotted events built field by field without their generated __init__.
+_new_table_map: Final = constructor(TableMapEvent)
+_new_write_rows: Final = constructor(WriteRowsEvent)
+_new_update_rows: Final = constructor(UpdateRowsEvent)
+_new_delete_rows: Final = constructor(DeleteRowsEvent)
 # TableMapEvent fields after (header, table_id): a seen TABLE_MAP is rebuilt
 # positionally, without dataclasses.replace's per-call field introspection.
 _TM_FIELDS: Final = fields(TableMapEvent)
@@ -153,7 +158,7 @@ def decode_table_map_event(
             table_id = lo | hi << 32
         rest = decoder.table_rest
         if rest is not None:
-            tm = TableMapEvent(header, table_id, *rest)
+            tm = _new_table_map(header, table_id, *rest)
         else:
             tm = replace(decoder.table, header=header, table_id=table_id)
         keep = True
@@ -258,11 +263,13 @@ def decode_rows(
                 present_after,
             )
         pairs = decoder.decode_update_rows(view, pos, end, present, present_after)
-        return UpdateRowsEvent(header, table_id, flags, table, present, extra, pairs, present_after)
+        return _new_update_rows(
+            header, table_id, flags, table, present, extra, pairs, present_after
+        )
     rows = decoder.decode_rows(view, pos, end, present)
     if kind == _WRITE:
-        return WriteRowsEvent(header, table_id, flags, table, present, extra, rows)
-    return DeleteRowsEvent(header, table_id, flags, table, present, extra, rows)
+        return _new_write_rows(header, table_id, flags, table, present, extra, rows)
+    return _new_delete_rows(header, table_id, flags, table, present, extra, rows)
 
 
 def _partial_update(

@@ -24,5 +24,8 @@ void crc_init(void);
 PyObject *event_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *event_head_setup(PyObject *module, PyObject *args);
 
+/* maker.c: frozen, slotted dataclasses without their __init__ (accel.py) */
+extern PyTypeObject MakerType;
+int maker_init(void);
 
 #endif

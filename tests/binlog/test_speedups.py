@@ -11,16 +11,23 @@ The whole decoder suite also runs once per path (``scripts/test.sh``,
 The accelerator's other two pieces are held to their pure-Python equivalents
 as well: ``event_head`` (the header, size and CRC32 check at the start of
 ``EventDecoder.decode``) against ``struct`` + ``zlib.crc32`` on real and
-synthetic events, against the
+synthetic events, and ``Maker`` (``accel.constructor``) against the
 dataclass's own ``__init__``.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import gc
+import pickle
 import random
 import struct
+import sys
+import weakref
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -29,13 +36,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replica_client import accel
-from replica_client.binlog import rowplan
+from replica_client.binlog import events, rowplan
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.decoder import _DECODE_ERRORS
 from replica_client.binlog.events import ColumnInfo, TableMapEvent
 from replica_client.binlog.header import EventHeader
 from replica_client.binlog.rows import RowDecoder
 from replica_client.errors import MalformedEventError
+from replica_client.position import FilePos, Gtid
+from replica_client.session import StreamItem
 from tests.binlog_files import FIXTURES
 
 
@@ -396,3 +405,325 @@ def test_event_head_on_real_mariadb_events(rel: str) -> None:
         assert [_same_head(bad, mode) for mode in _MODES] == [expected, expected, None]
         bad = _flip(raw, len(raw) - 1, 0x80)
         assert [_same_head(bad, mode) for mode in _MODES] == [expected, expected, None]
+
+
+# -- Maker: accel.constructor against the dataclass __init__ -----------------------------
+
+
+def _dataclasses_of(module: ModuleType) -> list[type[Any]]:
+    found: list[type[Any]] = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+            found.append(obj)
+    return found
+
+
+_BUILT = [*_dataclasses_of(events), StreamItem]
+
+
+def _qualifies(cls: type[Any]) -> bool:
+    """Whether a Maker may replace ``cls(...)``: its __init__ only stores the fields."""
+    fields = dataclasses.fields(cls)
+    slots: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        if "__slots__" not in klass.__dict__:
+            return False
+        own = klass.__dict__["__slots__"]
+        slots.update((own,) if isinstance(own, str) else own)
+    return (
+        not hasattr(cls, "__post_init__")
+        and all(f.init for f in fields)
+        and slots == {f.name for f in fields}
+    )
+
+
+def _call_outcome(call: Callable[[], object]) -> tuple[Any, ...]:
+    try:
+        value = call()
+    except TypeError as exc:
+        return ("TypeError", str(exc))
+    return ("ok", type(value), repr(value), value)
+
+
+def _set_call_outcome(obj: object, name: str) -> tuple[Any, ...]:
+    try:
+        setattr(obj, name, 1)
+    except (AttributeError, TypeError) as exc:
+        return (type(exc), str(exc))
+    return ("set",)
+
+
+def test_constructor_gives_makers_for_the_decoders_classes() -> None:
+    maker_type = _accelerator().Maker
+    for cls in (
+        events.GtidEvent,
+        events.XidEvent,
+        events.TableMapEvent,
+        events.WriteRowsEvent,
+        events.UpdateRowsEvent,
+        events.DeleteRowsEvent,
+        events.RotateEvent,
+        events.AnnotateRowsEvent,
+        StreamItem,
+    ):
+        make = accel.constructor(cls)
+        assert type(make) is maker_type, cls
+        assert repr(make) == f"<Maker of {cls.__name__}>"
+
+
+@pytest.mark.parametrize("cls", _BUILT, ids=lambda c: c.__name__)
+def test_maker_builds_what_the_class_builds(cls: type[Any]) -> None:
+    make = accel.constructor(cls)
+    if _qualifies(cls):
+        assert type(make) is _accelerator().Maker, cls
+    else:
+        assert make is cls
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    values = [f"<{cls.__name__}.{name}>" for name in names]  # hashable, distinct
+
+    made = make(*values)
+    built = cls(*values)
+    assert type(made) is cls
+    assert made == built and built == made
+    assert (made != built) is False
+    assert hash(made) == hash(built)
+    assert repr(made) == repr(built)
+    assert dataclasses.astuple(made) == dataclasses.astuple(built) == tuple(values)
+    for name, value in zip(names, values, strict=True):
+        assert getattr(made, name) is value
+    assert not hasattr(made, "__dict__")
+
+    for name in names:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, name, "changed")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(made, name)
+    # A name that is no field: whatever the class does (TypeError on 3.11, where
+    # the frozen __setattr__ of a slots=True class names the pre-slots class).
+    assert _set_call_outcome(made, "not_a_field") == _set_call_outcome(built, "not_a_field")
+    assert made == built
+
+    other = dataclasses.replace(made, **{names[-1]: "other"})
+    assert other == dataclasses.replace(built, **{names[-1]: "other"})
+    assert other != made
+    assert copy.copy(made) == built
+    assert copy.deepcopy(made) == built
+    assert pickle.loads(pickle.dumps(made)) == built
+
+    # Anything but every field positionally is the class's own call.
+    by_name = dict(zip(names, values, strict=True))
+    assert _call_outcome(lambda: make(**by_name)) == _call_outcome(lambda: cls(**by_name))
+    first, rest = values[:1], dict(zip(names[1:], values[1:], strict=True))
+    assert _call_outcome(lambda: make(*first, **rest)) == _call_outcome(lambda: cls(*first, **rest))
+    required = sum(
+        1
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    build: Callable[..., object] = cls
+    for n in range(len(values) + 2):
+        args = [*values, "extra", "more"][:n]
+        assert _call_outcome(partial(make, *args)) == _call_outcome(partial(build, *args)), n
+    if required < len(values):
+        short = values[:required]
+        assert make(*short) == cls(*short)
+        assert repr(make(*short)) == repr(cls(*short))
+
+
+class _Probe:
+    """Something a weak reference can watch."""
+
+
+@pytest.mark.parametrize("cls", _BUILT, ids=lambda c: c.__name__)
+def test_maker_instances_in_a_cycle_are_collected(cls: type[Any]) -> None:
+    # The accelerator may leave an instance holding only atomic values out of
+    # the collector; one that holds a container must be collectable in a cycle.
+    make = accel.constructor(cls)
+    n = len(dataclasses.fields(cls))
+    for build in (make, cls):
+        probe = _Probe()
+        watch = weakref.ref(probe)
+        box: list[object] = [probe]
+        obj = build(box, *range(n - 1))
+        assert gc.is_tracked(obj)
+        box.append(obj)  # box -> obj -> box
+        del probe, box, obj
+        gc.collect()
+        assert watch() is None, build
+        # A dict that holds nothing yet (CPython leaves those untracked) and is
+        # filled after the instance was built.
+        probe = _Probe()
+        watch = weakref.ref(probe)
+        late: dict[str, object] = {}
+        obj = build(late, *range(n - 1))
+        late["probe"] = probe
+        late["obj"] = obj
+        del probe, late, obj
+        gc.collect()
+        assert watch() is None, build
+
+
+@pytest.mark.parametrize("cls", _BUILT, ids=lambda c: c.__name__)
+def test_maker_instances_nested_in_a_cycle_are_collected(cls: type[Any]) -> None:
+    # An instance of atomic values inside another instance that is in a cycle.
+    make = accel.constructor(cls)
+    n = len(dataclasses.fields(cls))
+    for build in (make, cls):
+        probe = _Probe()
+        watch = weakref.ref(probe)
+        box: list[object] = [probe]
+        inner = build(*range(n))
+        outer = build(inner, box, *range(n - 2)) if n > 1 else build(box)
+        box.append(outer)
+        del probe, box, inner, outer
+        gc.collect()
+        assert watch() is None, build
+
+
+def test_maker_holds_one_reference_per_field() -> None:
+    make = accel.constructor(events.XidEvent)
+    assert make is not events.XidEvent, "the accelerator is missing"
+    value = object()
+    before = sys.getrefcount(value)
+    made = [make(value, value) for _ in range(100)]
+    assert sys.getrefcount(value) == before + 200
+    del made
+    gc.collect()
+    assert sys.getrefcount(value) == before
+
+
+def test_maker_refuses_names_that_are_not_slots() -> None:
+    maker_type = _accelerator().Maker
+    with pytest.raises(TypeError, match="not an object slot"):
+        maker_type(StreamItem, ("for_consumer",))
+    with pytest.raises(AttributeError):
+        maker_type(StreamItem, ("no_such_field",))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unslotted:
+    a: int
+    b: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Computed:
+    a: int
+    b: int = dataclasses.field(init=False, default=0)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, weakref_slot=True)
+class _WithWeakref:
+    a: int
+
+
+class _PlainBase:
+    pass
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _OnPlainBase(_PlainBase):
+    a: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plain:
+    a: int
+    b: str = "b"
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [FilePos, Gtid, _Unslotted, _Computed, _WithWeakref, _OnPlainBase, EventHeader, int],
+    ids=lambda c: c.__name__,
+)
+def test_constructor_leaves_other_classes_alone(cls: type[Any]) -> None:
+    # __post_init__ (FilePos, Gtid), no __slots__, a field outside __init__,
+    # slots that are not fields, not a dataclass at all.
+    _accelerator()
+    assert accel.constructor(cls) is cls
+
+
+def test_constructor_on_a_plain_slotted_dataclass() -> None:
+    make = accel.constructor(_Plain)
+    assert type(make) is _accelerator().Maker
+    assert make(1, "x") == _Plain(1, "x")
+    assert repr(make(1, "x")) == repr(_Plain(1, "x"))
+    assert make(1) == _Plain(1)
+    assert make(a=1, b="y") == _Plain(a=1, b="y")
+
+
+def test_constructor_without_the_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(accel, "_SPEEDUPS", None)
+    for cls in _BUILT:
+        assert accel.constructor(cls) is cls
+    assert accel.constructor(_Plain) is _Plain
+
+
+# -- classes a Maker cannot stand in for: constructor() must return the class ------------
+# (mutable, a hand-written __init__, keyword-only fields, InitVars).
+
+
+@dataclasses.dataclass(slots=True)
+class _Mutable:
+    a: object
+    b: object
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
+class _OwnInit:
+    a: int
+
+    def __init__(self, a: int) -> None:
+        object.__setattr__(self, "a", a * 2)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _KwOnly:
+    a: int
+    b: int = dataclasses.field(kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _WithInitVar:
+    a: int
+    scale: dataclasses.InitVar[int]
+    b: int
+
+
+def test_constructor_of_a_mutable_dataclass_keeps_cycles_collectable() -> None:
+    make = accel.constructor(_Mutable)
+    for build in (_Mutable, make):
+        probe = _Probe()
+        watch = weakref.ref(probe)
+        obj = build(1, 2)
+        obj.a = obj
+        obj.b = probe
+        del obj, probe
+        gc.collect()
+        assert watch() is None, build
+
+
+def test_constructor_of_a_dataclass_with_its_own_init() -> None:
+    make = accel.constructor(_OwnInit)
+    assert _call_outcome(partial(make, 3)) == _call_outcome(partial(_OwnInit, 3))
+
+
+def test_constructor_of_a_dataclass_with_kw_only_fields() -> None:
+    make = accel.constructor(_KwOnly)
+    build: Callable[..., object] = _KwOnly
+    assert _call_outcome(partial(make, 1, 2)) == _call_outcome(partial(build, 1, 2))
+
+
+def test_constructor_of_a_dataclass_with_an_initvar() -> None:
+    make = accel.constructor(_WithInitVar)
+    assert _call_outcome(partial(make, 1, 2)) == _call_outcome(partial(_WithInitVar, 1, 2))
+
+
+@pytest.mark.parametrize(
+    "cls", [_Mutable, _OwnInit, _KwOnly, _WithInitVar], ids=lambda c: c.__name__
+)
+def test_constructor_refuses_classes_a_maker_cannot_build(cls: type[Any]) -> None:
+    assert accel.constructor(cls) is cls
