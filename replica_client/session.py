@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum, auto
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from .accel import constructor
 from .binlog.constants import EVENT_HEADER_LEN, BinlogChecksumAlg, EventFlag, EventType
@@ -226,9 +226,10 @@ class Delivery:
             if cp is not self._checkpoint:
                 self._apply(cp)
         elif item.countable and not item.skipped:  # skipped ones were counted before
-            self._kinds.append(event.type_code if event is not None else _ANY_EVENT)
-        if type(event) is GtidEvent or isinstance(event, MysqlGtidEvent):
-            self._group = event  # after the checkpoint before it was applied
+            self._kinds.append(event.header[1] if event is not None else _ANY_EVENT)
+        if type(event) in _GTID_EVENT_TYPES:
+            # after the checkpoint before it was applied
+            self._group = cast("GtidEvent | MysqlGtidEvent", event)
         return completed
 
     def _apply(self, cp: Checkpoint) -> None:
@@ -278,6 +279,8 @@ class Delivery:
 
 
 _ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept
+#: The classes of events that open a transaction group (a type test per event).
+_GTID_EVENT_TYPES: Final = frozenset({GtidEvent, MysqlGtidEvent, *MysqlGtidEvent.__subclasses__()})
 
 
 class ReplicaSession:
