@@ -4,8 +4,9 @@ For each seed (tests/gen_oracle): a random table of every column type the
 flavour has, random edge values, random transactions with primary-key changes,
 rollbacks and ALTER TABLE between them, under a random binlog_row_image and
 binlog_row_metadata. Every decoded image, from the binlog files and over the
-network, is compared value by value with the server's SELECT of the same row,
-and the row counts with the server's own binlog tool. The suite runs this
+network, is compared value by value with the server's SELECT of the same row;
+the Spark executor's rows of the same files must be the JSON of those changes,
+and the row counts those of the server's own binlog tool. The suite runs this
 module again on the pure-Python path (scripts/test.sh).
 
 ``REPLICA_CLIENT_SOAK=full`` runs 500 seeds per server instead of the fixed set.
@@ -14,6 +15,7 @@ module again on the pure-Python path (scripts/test.sh).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import pytest
 
 import replica_client as rc
 from replica_client.changes import Change
+from replica_client.jsonvalues import json_row
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import DatabaseServer, ServerVariant
 from tests import oracle
@@ -73,6 +76,48 @@ async def _decode_network(srv: DatabaseServer, first: str, wl: Workload) -> list
     return got
 
 
+def _spark_executor(srv: DatabaseServer, files: list[Path], changes: list[Change]) -> list[str]:
+    """The Spark executor's rows of the files (Arrow, JSON images) against ``changes``.
+
+    ``changes`` were compared with SELECT; the executor must give the same
+    rows: the same op, keys and values, as the JSON the project writes
+    everywhere (``jsonvalues``).
+    """
+    from replica_client.spark.options import parse_options
+    from replica_client.spark.source import BinlogBatchReader, changelog_schema
+
+    options = {"path": ",".join(map(str, files))}
+    if srv.key_file is not None:
+        options["keyFile"] = str(srv.key_file)
+    reader = BinlogBatchReader(parse_options(options), changelog_schema())
+    rows = [
+        row
+        for part in reader.partitions()
+        for batch in reader._batches(part.path)
+        for row in batch.to_pylist()
+    ]
+    ops = {"insert": "c", "update": "u", "delete": "d"}
+    got = [(r["op"], r["db"], r["table"], r["before"], r["after"]) for r in rows]
+    want = [
+        (
+            ops[c.op],
+            c.schema,
+            c.table,
+            None if c.before is None else json_row(c.before),
+            None if c.after is None else json_row(c.after),
+        )
+        for c in changes
+    ]
+    if len(got) != len(want):
+        return [f"[spark] {len(got)} rows for {len(want)} changes"]
+    problems = []
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        decoded = (*g[:3], *(None if v is None else json.loads(v) for v in g[3:]))
+        if decoded != w:
+            problems.append(f"[spark] row {i}: {decoded!r:.400} != {w!r:.400}")
+    return problems
+
+
 def _one_seed(srv: DatabaseServer, seed: int, only: frozenset[str] | None = None) -> list[str]:
     """Run one seed; the mismatches of every path (empty: all equal)."""
     srv.sql("FLUSH BINARY LOGS")
@@ -87,12 +132,15 @@ def _one_seed(srv: DatabaseServer, seed: int, only: frozenset[str] | None = None
     files = [f for f in srv.binlog_files()[:-1] if f.name >= first.name]
     flavor = srv.variant.flavor
     problems: list[str] = []
+    from_files = _decode_files(srv, files)
     results: dict[str, Outcome] = {
-        "files": compare(_decode_files(srv, files), wl, flavor),
+        "files": compare(from_files, wl, flavor),
         "network": compare(asyncio.run(_decode_network(srv, first.name, wl)), wl, flavor),
     }
     for path, outcome in results.items():
         problems += [f"[{path}] {m}" for m in outcome.mismatches]
+    if not problems:
+        problems += _spark_executor(srv, files, from_files)
     expected = wl.counts()
     counted, complete = tool_counts(srv, files, wl.database)
     if counted != expected if complete else any(counted[op] > expected[op] for op in expected):
