@@ -65,21 +65,26 @@ def _rc_changes_file(args: Args) -> Result:
     return 0, rows
 
 
-def _rc_changes(args: Args) -> Result:
+def _rc_connect(args: Args) -> Any:
+    """``replica_client.connect(...)`` from the start of the range, non-blocking."""
     from replica_client.aio import connect
     from replica_client.position import FilePos
 
+    return connect(
+        host=args["host"],
+        port=args["port"],
+        user=args["user"],
+        password=args["password"],
+        server_id=args["server_id"],
+        start=FilePos(args["first"], 4),
+        blocking=False,
+    )
+
+
+def _rc_changes(args: Args) -> Result:
     async def run() -> Result:
         rows = 0
-        async with connect(
-            host=args["host"],
-            port=args["port"],
-            user=args["user"],
-            password=args["password"],
-            server_id=args["server_id"],
-            start=FilePos(args["first"], 4),
-            blocking=False,
-        ) as stream:
+        async with _rc_connect(args) as stream:
             async for change in stream.changes():
                 _ = change.before, change.after
                 rows += 1
@@ -89,20 +94,9 @@ def _rc_changes(args: Args) -> Result:
 
 
 def _rc_net(args: Args) -> Result:
-    from replica_client.aio import connect
-    from replica_client.position import FilePos
-
     async def run() -> Result:
         events = rows = 0
-        async with connect(
-            host=args["host"],
-            port=args["port"],
-            user=args["user"],
-            password=args["password"],
-            server_id=args["server_id"],
-            start=FilePos(args["first"], 4),
-            blocking=False,
-        ) as stream:
+        async with _rc_connect(args) as stream:
             async for event in stream:
                 events += 1
                 r = getattr(event, "rows", None)
