@@ -40,7 +40,8 @@ __all__ = ["Change", "ChangeBuilder", "ColumnNames", "iter_changes"]
 #: names, or ``ColumnSchema`` entries with the SQL data type (see ``replica_client.schema``).
 ColumnNames = Callable[[str, str], "ProvidedColumns | None"]
 
-Op = Literal["insert", "update", "delete"]
+#: "read": a row of a snapshot (``connect(snapshot=...)``), not a change in the binlog.
+Op = Literal["insert", "update", "delete", "read"]
 
 
 @dataclass(frozen=True, slots=True)

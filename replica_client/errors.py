@@ -28,6 +28,7 @@ __all__ = [
     "ReplicaTimeoutError",
     "ServerError",
     "ServerIdConflictError",
+    "SnapshotError",
     "StateError",
     "TruncatedBinlogError",
     "UnknownEventError",
@@ -256,6 +257,15 @@ class LostTransactionsError(FailoverError):
 
 
 # -- the caller used the API in the wrong state --------------------------------------
+
+
+class SnapshotError(ReplicaError):
+    """The snapshot of existing rows cannot be taken or continued as asked.
+
+    Raised for a primary whose binlog cannot say what the snapshot's values
+    are (``binlog_row_metadata=NO_LOG``), a table that cannot be read in
+    chunks (no primary key), or a table dropped or renamed while it is read.
+    """
 
 
 class StateError(ReplicaError, RuntimeError):

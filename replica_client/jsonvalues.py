@@ -32,7 +32,7 @@ from .changes import Change
 __all__ = ["OP_CODES", "change_envelope", "json_row", "json_value", "time_text"]
 
 #: Change.op -> the one-letter code of the envelope.
-OP_CODES = {"insert": "c", "update": "u", "delete": "d"}
+OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
 
 
 def time_text(value: dt.timedelta) -> str:

@@ -47,7 +47,14 @@ from .decimal import decode_decimal
 from .events import ColumnInfo, Geometry, InvalidDate, InvalidDatetime
 from .table_map import real_string_type
 
-__all__ = ["ColumnReader", "reader_for"]
+__all__ = [
+    "ColumnReader",
+    "geometry_value",
+    "make_date",
+    "make_datetime",
+    "reader_for",
+    "text_reader",
+]
 
 #: Reads one non-NULL value at ``pos``; returns (value, position after it).
 ColumnReader = Callable[[memoryview, int], tuple[Any, int]]
@@ -103,7 +110,7 @@ def _year(view: memoryview, pos: int) -> tuple[int, int]:
     return (1900 + v if v else 0), pos + 1
 
 
-def _make_date(y: int, m: int, d: int) -> dt.date | InvalidDate:
+def make_date(y: int, m: int, d: int) -> dt.date | InvalidDate:
     try:
         return dt.date(y, m, d)
     except ValueError:
@@ -113,10 +120,10 @@ def _make_date(y: int, m: int, d: int) -> dt.date | InvalidDate:
 def _date(view: memoryview, pos: int) -> tuple[dt.date | InvalidDate, int]:
     lo, hi = _U24.unpack_from(view, pos)
     v = lo | (hi << 16)
-    return _make_date(v >> 9, (v >> 5) & 15, v & 31), pos + 3
+    return make_date(v >> 9, (v >> 5) & 15, v & 31), pos + 3
 
 
-def _make_datetime(
+def make_datetime(
     y: int, mo: int, d: int, h: int, mi: int, s: int, us: int
 ) -> dt.datetime | InvalidDatetime:
     try:
@@ -151,9 +158,7 @@ def _datetime2(fsp: int) -> ColumnReader:
         ymd = packed >> 17
         ym = ymd >> 5
         hms = packed & 0x1FFFF
-        value = _make_datetime(
-            ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63, us
-        )
+        value = make_datetime(ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63, us)
         return value, pos
 
     return read
@@ -222,7 +227,7 @@ def _time_old(view: memoryview, pos: int) -> tuple[dt.timedelta, int]:
 def _datetime_old(view: memoryview, pos: int) -> tuple[Any, int]:
     v = struct.unpack_from("<Q", view, pos)[0]
     d, t = divmod(v, 1000000)
-    value = _make_datetime(
+    value = make_datetime(
         d // 10000, (d // 100) % 100, d % 100, t // 10000, (t // 100) % 100, t % 100, 0
     )
     return value, pos + 8
@@ -249,7 +254,7 @@ def _decimal(precision: int, scale: int) -> ColumnReader:
     return read
 
 
-def _text(collation: int | None, mariadb: bool) -> Callable[[memoryview], Any]:
+def text_reader(collation: int | None, mariadb: bool) -> Callable[[memoryview], Any]:
     """Turn a raw value into str (charset known) or bytes (binary/unknown)."""
     encoding = encoding_for_collation(collation, mariadb)
     if encoding is None:
@@ -345,7 +350,7 @@ def _zero_padded(length: int) -> Callable[[memoryview], bytes]:
     return pad
 
 
-def _geometry(raw: memoryview) -> Geometry | bytes:
+def geometry_value(raw: memoryview) -> Geometry | bytes:
     # MariaDB stores '' when NULL goes into a NOT NULL GEOMETRY column under a
     # permissive sql_mode (SELECT HEX(g) is '', ST_AsText(g) NULL): it stays b"".
     if not raw:
@@ -444,7 +449,7 @@ def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
     if t == T.NULL:
         return lambda view, pos: (None, pos)
     if t in (T.VARCHAR, T.VAR_STRING):
-        return _length_prefixed(1 if meta < 256 else 2, _text(col.collation, mariadb))
+        return _length_prefixed(1 if meta < 256 else 2, text_reader(col.collation, mariadb))
     if t == T.STRING:
         real, length = real_string_type(meta)
         if real == T.ENUM:
@@ -455,7 +460,7 @@ def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
             # BINARY(n): the server strips trailing 0x00 when it packs the
             # value; SELECT gives the value padded back to n bytes.
             return _length_prefixed(1 if length < 256 else 2, _zero_padded(length))
-        return _length_prefixed(1 if length < 256 else 2, _text(col.collation, mariadb))
+        return _length_prefixed(1 if length < 256 else 2, text_reader(col.collation, mariadb))
     if t == T.ENUM:
         return _enum(meta & 0xFF, col.enum_values)
     if t == T.SET:
@@ -463,21 +468,23 @@ def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
     if t in (T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB):
         if meta not in _LEN:
             raise MalformedEventError(f"BLOB length size {meta} not in 1..4")
-        return _length_prefixed(meta, _text(col.collation, mariadb))
+        return _length_prefixed(meta, text_reader(col.collation, mariadb))
     if t == T.VARCHAR_COMPRESSED:
         # meta: the column's maximal byte length plus the header byte
         return _length_prefixed(
-            1 if meta < 256 else 2, _decompressed(meta, _text(col.collation, mariadb))
+            1 if meta < 256 else 2, _decompressed(meta, text_reader(col.collation, mariadb))
         )
     if t == T.BLOB_COMPRESSED:
         if meta not in _LEN:
             raise MalformedEventError(f"BLOB length size {meta} not in 1..4")
         max_length = (1 << (8 * meta)) - 1
-        return _length_prefixed(meta, _decompressed(max_length, _text(col.collation, mariadb)))
+        return _length_prefixed(
+            meta, _decompressed(max_length, text_reader(col.collation, mariadb))
+        )
     if t == T.GEOMETRY:
         if meta not in _LEN:
             raise MalformedEventError(f"GEOMETRY length size {meta} not in 1..4")
-        return _length_prefixed(meta, _geometry)
+        return _length_prefixed(meta, geometry_value)
     if t == T.JSON:
         if meta not in _LEN:
             raise MalformedEventError(f"JSON length size {meta} not in 1..4")
