@@ -81,6 +81,7 @@ from .errors import (
     ReplicaTimeoutError,
     ServerError,
     ServerIdConflictError,
+    SnapshotError,
     StateError,
     TruncatedBinlogError,
     UnknownEventError,
@@ -88,6 +89,7 @@ from .errors import (
 )
 from .files import BinlogFileReader, open_binlog
 from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_state
+from .snapshot import SnapshotState
 
 __version__ = "0.1.0"
 
@@ -177,6 +179,8 @@ __all__ = [
     "ReplicaTimeoutError",
     "ServerError",
     "ServerIdConflictError",
+    "SnapshotError",
+    "SnapshotState",
     "StateError",
     "TruncatedBinlogError",
     "UnknownEventError",

@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 
-async def open_control(config: ReplicaConfig) -> Any:
-    """An aiomysql connection with the replica's address, account and TLS settings.
+async def open_control(config: ReplicaConfig, **options: Any) -> Any:
+    """An aiomysql connection with the replica's address, account and TLS settings
+    (``options`` go to ``aiomysql.connect``).
 
     Raises:
         ConnectionLostError: the primary cannot be reached.
@@ -61,6 +62,7 @@ async def open_control(config: ReplicaConfig) -> Any:
             autocommit=True,
             connect_timeout=config.connect_timeout,
             charset="utf8mb4",
+            **options,
         )
     except Exception as exc:
         raise _translate(exc, config.address) from exc

@@ -16,6 +16,7 @@ from ..config import DecoderOptions, TableFilter, format_address, parse_address
 from ..errors import ConfigError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import ProvidedColumns
+from ..snapshot import SnapshotMode, SnapshotState
 from ..tls import TLS_MODES, TlsMode, client_ssl_context
 from ..wire.framing import DEFAULT_MAX_PACKET_SIZE
 from ..wire.registration import RegistrationSettings, SemiSyncMode
@@ -114,6 +115,13 @@ class ReplicaConfig:
             above which reading from the primary pauses (resumes at a quarter).
         server_public_key: PEM RSA key for sha256/caching_sha2 without TLS.
         replica_uuid: MySQL @replica_uuid (default: derived from server_id).
+        snapshot: read the tables' existing rows first (``changes()`` yields them with
+            ``op="read"``), then stream from exactly the point they were read at.
+            ``True`` or ``"consistent"``: one transaction; ``"chunked"``: primary-key
+            chunks of ``snapshot_chunk_rows`` in short transactions while the stream
+            runs; a saved ``stream.snapshot_state`` resumes one. ``start`` is ignored.
+        snapshot_tables: ``"schema.table"`` names to read (default: the tables the
+            ``tables`` filter selects, system schemas excluded).
     """
 
     user: str
@@ -146,6 +154,9 @@ class ReplicaConfig:
     max_buffered_bytes: int = 64 << 20
     server_public_key: bytes | None = field(default=None, repr=False)
     replica_uuid: str | None = None
+    snapshot: bool | SnapshotMode | SnapshotState = False
+    snapshot_tables: tuple[str, ...] | None = None
+    snapshot_chunk_rows: int = 10_000
 
     def __post_init__(self) -> None:
         if isinstance(self.hosts, str):
@@ -180,6 +191,20 @@ class ReplicaConfig:
             isinstance(t, type) and issubclass(t, Event) for t in self.event_types
         ):
             raise ConfigError("event_types must be Event subclasses")
+        if isinstance(self.snapshot_tables, str):
+            object.__setattr__(self, "snapshot_tables", (self.snapshot_tables,))
+        elif self.snapshot_tables is not None:
+            object.__setattr__(self, "snapshot_tables", tuple(self.snapshot_tables))
+        if not (
+            isinstance(self.snapshot, bool | SnapshotState)
+            or self.snapshot in ("consistent", "chunked")
+        ):
+            raise ConfigError(
+                f"snapshot must be True, 'consistent', 'chunked' or a SnapshotState, "
+                f"not {self.snapshot!r}"
+            )
+        if self.snapshot_chunk_rows < 1:
+            raise ConfigError("snapshot_chunk_rows must be at least 1")
         self.registration_settings()  # validates server_id, heartbeat, semi_sync, uuid
 
     @classmethod
@@ -203,6 +228,15 @@ class ReplicaConfig:
         if isinstance(kwargs.get("tls"), ssl.SSLContext):
             kwargs["tls_context"] = kwargs.pop("tls")
         return cls(**kwargs)  # type: ignore[arg-type]
+
+    @property
+    def snapshot_mode(self) -> SnapshotMode | None:
+        """The snapshot's mode, None without one."""
+        if isinstance(self.snapshot, SnapshotState):
+            return self.snapshot.mode
+        if self.snapshot is True:
+            return "consistent"
+        return self.snapshot or None
 
     @property
     def uses_tls(self) -> bool:

@@ -33,7 +33,7 @@ import time
 from collections import deque
 from collections.abc import Generator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..binlog.constants import HEARTBEAT_TYPES
 from ..binlog.events import Event, RowsEvent, TableMapEvent
@@ -50,9 +50,13 @@ from ..errors import (
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import apply_schema, needs_schema, retype_rows
 from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
+from ..snapshot import ReadPoint, SnapshotState
 from ..wire.registration import Flavor
 from .config import ReplicaConfig
 from .protocol import ReplicaProtocol
+
+if TYPE_CHECKING:
+    from .snapshot import SnapshotReader
 
 __all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 
@@ -121,6 +125,7 @@ class BinlogStream:
         self._schemas: dict[tuple[str, str, tuple[tuple[int, int], ...]], TableMapEvent | None] = {}
         self._closed = False
         self._ended = False
+        self._snapshot: SnapshotReader | None = None  # reading a snapshot's rows
         # No schema provider: buffered items can be handed out without awaiting.
         self._plain = config.schema_provider is None
         self.reconnects = 0
@@ -174,11 +179,56 @@ class BinlogStream:
     def protocol(self) -> ReplicaProtocol | None:
         return self._protocol
 
+    @property
+    def snapshot_state(self) -> SnapshotState | None:
+        """Where the snapshot stands, to save as a checkpoint; None once it is over.
+
+        While it is not None, save it (``.to_json()``) instead of ``gtid_state``
+        and resume with ``connect(snapshot=SnapshotState.from_json(text))``; once
+        it is None, the stream's ``gtid_state`` / ``position`` are the checkpoint.
+        """
+        reader = self._snapshot
+        if reader is None or reader.state is None:
+            return None
+        gtid = self.gtid_state
+        start = reader.state.start
+        return reader.state.resumed_at(
+            ReadPoint(self.position or start.position, gtid if gtid else None)
+        )
+
     async def open(self) -> BinlogStream:
         """Connect, log in and register; called by :func:`connect`."""
         if self._protocol is None:
+            if self._config.snapshot_mode is not None and self._snapshot is None:
+                await self._begin_snapshot()
             await self._open(resume=False)
         return self
+
+    async def _begin_snapshot(self) -> None:
+        """Take the snapshot's first read point: the stream starts there."""
+        from ..control import InformationSchemaProvider
+        from .snapshot import SnapshotReader
+
+        config = self._config
+        mode = config.snapshot_mode
+        assert mode is not None
+        saved = config.snapshot if isinstance(config.snapshot, SnapshotState) else None
+        reader = SnapshotReader(config, mode, saved)
+        try:
+            point = await reader.begin()
+        except BaseException:
+            await reader.aclose()
+            raise
+        start: FilePos | Gtid | MysqlGtidSet = point.gtid if point.gtid else point.position
+        changes: dict[str, Any] = {"start": start}
+        if config.schema_provider is None:
+            # Names and types as the snapshot reads them (the binlog may lack them).
+            changes["schema_provider"] = InformationSchemaProvider(config)
+        self._config = dataclasses.replace(config, **changes)
+        self._target = dataclasses.replace(self._target, **changes)
+        self._delivery = Delivery(start)
+        self._plain = False
+        self._snapshot = reader
 
     async def __aenter__(self) -> BinlogStream:
         return await self.open()
@@ -205,6 +255,10 @@ class BinlogStream:
                     if self._settling:
                         self._handed_over()
                     return event
+        if self._snapshot is not None:
+            raise StateError(
+                "a snapshot's rows come as changes: iterate stream.changes(), not the stream"
+            )
         while True:
             item = await self._next_passed()
             if item.for_consumer:
@@ -242,6 +296,8 @@ class BinlogStream:
         if self._settling and self._config.ack_mode == "auto" and not self._closed:
             self._settle()
         self._closed = True
+        if self._snapshot is not None:
+            await self._snapshot.aclose()
         if self._protocol is not None:
             self._protocol.close()
             await asyncio.sleep(0)
@@ -539,6 +595,9 @@ class ChangeStream:
         self._builder = ChangeBuilder()
         self._pending: deque[Change] = deque()
         stream._changes = self._builder
+        self._snapshot = stream._snapshot
+        if self._snapshot is not None:
+            self._snapshot.attach(stream, self._builder)
 
     def __aiter__(self) -> ChangeStream:
         return self
@@ -546,6 +605,13 @@ class ChangeStream:
     async def __anext__(self) -> Change:
         stream = self._stream
         pending = self._pending
+        if self._snapshot is not None:
+            if stream._closed:
+                raise StopAsyncIteration
+            change = await self._snapshot.next_change()
+            if change is not None:
+                return change
+            self._snapshot = stream._snapshot = None  # the seam is behind: plain streaming
         if not pending:
             protocol = stream._protocol
             if protocol is not None and stream._plain and not stream._closed and not stream._ended:

@@ -1,0 +1,480 @@
+"""The snapshot driver: reads existing rows over a client connection, then hands over to the stream.
+
+Driver layer (aiomysql), used by :class:`~replica_client.aio.stream.BinlogStream`
+when ``snapshot`` is set; the rules (read points, progress, value types, the
+seam) are in :mod:`replica_client.snapshot`.
+
+Read points:
+
+* MariaDB: ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` and the status
+  variables ``binlog_snapshot_file`` / ``binlog_snapshot_position``, turned
+  into a GTID state by ``BINLOG_GTID_POS()``: exact, without a lock;
+* MySQL: the transaction is started under ``FLUSH TABLES WITH READ LOCK``,
+  held while ``SHOW BINARY LOG STATUS`` is read (the account needs RELOAD):
+  writes wait for that moment only.
+
+Rows are read in primary-key order with a server-side cursor (consistent
+mode) or ``LIMIT`` chunks (chunked mode), as raw text-protocol values
+converted by the table's :class:`~replica_client.snapshot.TablePlan`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiomysql
+
+from ..binlog.events import RowsEvent
+from ..changes import Change, ChangeBuilder
+from ..control import open_control
+from ..errors import SnapshotError
+from ..position import FilePos, Gtid, MysqlGtidSet
+from ..snapshot import (
+    Key,
+    ReadPoint,
+    Seam,
+    SnapshotMode,
+    SnapshotState,
+    TablePlan,
+    TableProgress,
+    plan_table,
+    read_change,
+)
+from .config import ReplicaConfig
+
+if TYPE_CHECKING:
+    from .stream import BinlogStream
+
+__all__ = ["SnapshotReader"]
+
+#: A change, and for a read row what it adds to its table's progress.
+_Item = tuple[Change, "tuple[TableProgress, Key, ReadPoint] | None"]
+
+_T = TypeVar("_T")
+_log = logging.getLogger("replica_client.snapshot")
+_SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+_FETCH = 1000
+_NO_SUCH_TABLE = 1146
+_TABLE_DEF_CHANGED = 1412
+_UNKNOWN_COLUMN = 1054
+
+
+class SnapshotReader:
+    """Reads the snapshot tables and merges their rows with the stream's changes."""
+
+    def __init__(self, config: ReplicaConfig, mode: SnapshotMode, resume: SnapshotState | None):
+        self._config = config
+        self._mode = mode
+        self._resume = resume
+        self._conn: Any = None
+        self._mariadb = True
+        self._plans: dict[str, TablePlan] = {}
+        self.state: SnapshotState | None = None
+        self._seam: Seam | None = None
+        self._run: AsyncGenerator[_Item, None] | None = None
+        self._tx_point: ReadPoint | None = None  # the consistent transaction's point
+        self._descriptions: dict[str, tuple[Any, ...]] = {}
+        self._ended = False
+        self._stream: BinlogStream | None = None
+        self._builder: ChangeBuilder | None = None
+        self._in_tx = False
+
+    # -- setup --------------------------------------------------------------------------------
+
+    async def begin(self) -> ReadPoint:
+        """Connect, plan the tables and take the first read point; returns where to stream from."""
+        cfg = self._config
+        # Raw values: each column is converted by its plan, as the decoder types it.
+        self._conn = await open_control(cfg, use_unicode=False, conv={})
+        version = (await self._rows("SELECT VERSION()"))[0][0]
+        self._mariadb = b"mariadb" in version.lower()
+        metadata = await self._variable("binlog_row_metadata")
+        if self._mariadb and metadata in ("", "NO_LOG"):
+            raise SnapshotError(
+                "the primary has binlog_row_metadata=NO_LOG: its binlog does not say "
+                "signedness or character sets, so streamed values could not equal the "
+                "snapshot's; set binlog_row_metadata=MINIMAL or FULL"
+            )
+        await self._execute("SET SESSION time_zone = '+00:00'")
+        await self._execute("SET SESSION character_set_results = NULL")
+        await self._execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        names = await self._table_names()
+        labels = metadata == "FULL"
+        for name in names:
+            self._plans[name] = await self._plan(name, labels)
+        if self._mode == "chunked":
+            for plan in self._plans.values():
+                if not plan.ordered_key:
+                    raise SnapshotError(
+                        f"table {plan.name} cannot be read in chunks: it has "
+                        + (
+                            "no primary key"
+                            if not plan.key
+                            else "a primary key whose order is not Python's (text columns)"
+                        )
+                        + "; use snapshot='consistent'"
+                    )
+        if self._mode == "consistent" and (self._resume is None or self._resume.reading):
+            point = self._tx_point = await self._start_transaction()
+        else:
+            point = await self._point_now()
+        resume = self._resume
+        if resume is not None:
+            known = {t.name: t for t in resume.tables}
+            tables = [known.get(n) or TableProgress(n) for n in names]
+            state = SnapshotState(self._mode, resume.start, tables)
+        else:
+            state = SnapshotState(self._mode, point, [TableProgress(n) for n in names])
+        self.state = state
+        self._seam = Seam(state, self._plans)
+        _log.info(
+            "snapshot (%s) of %d tables; stream from %s",
+            self._mode,
+            len(names),
+            state.start.position,
+        )
+        return state.start
+
+    def attach(self, stream: BinlogStream, builder: ChangeBuilder) -> None:
+        self._stream = stream
+        self._builder = builder
+        self._run = self._changes()
+
+    async def _table_names(self) -> list[str]:
+        cfg = self._config
+        wanted = cfg.snapshot_tables
+        rows = await self._rows(
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+            "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME"
+        )
+        found = [(s.decode(), t.decode()) for s, t in rows]
+        if wanted is not None:
+            have = {f"{s}.{t}" for s, t in found}
+            missing = [n for n in wanted if n not in have]
+            if missing:
+                raise SnapshotError(f"snapshot tables not found: {', '.join(missing)}")
+            return list(wanted)
+        match = cfg.decoder.tables
+        return [
+            f"{s}.{t}"
+            for s, t in found
+            if s not in _SYSTEM_SCHEMAS and (match is None or match(s, t))
+        ]
+
+    async def _columns(self, name: str) -> list[tuple[str, str, str]]:
+        """(name, DATA_TYPE, COLUMN_TYPE) of each column of table ``name``, in order."""
+        schema, _, table = name.partition(".")
+        columns = await self._rows(
+            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+            (schema, table),
+        )
+        return [(_text(n), _text(d), _text(c)) for n, d, c in columns]
+
+    async def _plan(self, name: str, labels: bool) -> TablePlan:
+        schema, _, table = name.partition(".")
+        columns = await self._columns(name)
+        key = await self._rows(
+            "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' "
+            "ORDER BY ORDINAL_POSITION",
+            (schema, table),
+        )
+        return plan_table(
+            schema,
+            table,
+            columns,
+            [_text(k[0]) for k in key],
+            labels=labels,
+            mariadb=self._mariadb,
+        )
+
+    # -- read points --------------------------------------------------------------------------
+
+    async def _start_transaction(self) -> ReadPoint:
+        """Start a consistent-snapshot transaction; the point it reads at."""
+        self._in_tx = True
+        if self._mariadb:
+            await self._execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            status = dict(await self._rows("SHOW STATUS LIKE 'binlog_snapshot_%'"))
+            file = _text(status.get(b"Binlog_snapshot_file", b""))
+            pos = int(status.get(b"Binlog_snapshot_position", b"0"))
+            if not file:
+                raise SnapshotError("the primary does not write a binlog (log_bin is off)")
+            text = (await self._rows("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos)))[0][0]
+            gtid = Gtid(_text(text)) if text else None
+            return ReadPoint(FilePos(file, pos), gtid or None)
+        await self._execute("FLUSH TABLES WITH READ LOCK")
+        try:
+            await self._execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            return await self._mysql_point()
+        finally:
+            await self._execute("UNLOCK TABLES")
+
+    async def _point_now(self) -> ReadPoint:
+        if self._mariadb:
+            row = (await self._rows("SHOW MASTER STATUS"))[0]
+            text = (await self._rows("SELECT @@GLOBAL.gtid_binlog_pos"))[0][0]
+            gtid = Gtid(_text(text)) if text else None
+            return ReadPoint(FilePos(_text(row[0]), int(row[1])), gtid or None)
+        return await self._mysql_point()
+
+    async def _mysql_point(self) -> ReadPoint:
+        rows = await self._rows("SHOW BINARY LOG STATUS")
+        if not rows:
+            raise SnapshotError("the primary does not write a binlog (log_bin is off)")
+        file, pos, executed = _text(rows[0][0]), int(rows[0][1]), _text(rows[0][4] or b"")
+        gtid_mode = await self._variable("gtid_mode")
+        gtid = MysqlGtidSet(executed.replace("\n", "")) if gtid_mode == "ON" else None
+        return ReadPoint(FilePos(file, pos), gtid)
+
+    async def _commit(self) -> None:
+        if self._in_tx:
+            await self._execute("COMMIT")
+            self._in_tx = False
+
+    # -- the merged iteration -----------------------------------------------------------------
+
+    async def next_change(self) -> Change | None:
+        """The next change (a read row or a stream change); None once the seam is behind."""
+        assert self._run is not None, "attach() first"
+        try:
+            change, mark = await anext(self._run)
+        except StopAsyncIteration:
+            await self.aclose()
+            return None
+        if mark is not None:  # a read row: its table's progress moves past its key
+            progress, key, point = mark
+            progress.read(progress.last_key, key, point)
+        return change
+
+    async def _changes(self) -> AsyncGenerator[_Item, None]:
+        state = self.state
+        assert state is not None
+        reads = self._consistent(state) if self._mode == "consistent" else self._chunked(state)
+        async with aclosing(reads):
+            async for item in reads:
+                yield item
+        await self._commit()
+        async with aclosing(self._stream_until(None)) as rest:
+            async for item in rest:
+                yield item
+
+    async def _consistent(self, state: SnapshotState) -> AsyncGenerator[_Item, None]:
+        point = self._tx_point
+        for progress in state.tables:
+            if progress.done:
+                continue
+            assert point is not None
+            while True:
+                try:
+                    scan = self._scan(self._plans[progress.name], progress, point)
+                    async with aclosing(scan):
+                        async for item in scan:
+                            yield item
+                except _RedoError:
+                    # The table changed after this transaction began (before it read it):
+                    # read it again, from its start, in a new transaction at a new point.
+                    await self._commit()
+                    point = await self._start_transaction()
+                    await self._replan(progress)
+                    continue
+                break
+
+    async def _replan(self, progress: TableProgress) -> None:
+        old = self._plans[progress.name]
+        self._plans[progress.name] = await self._plan(progress.name, old.labels)
+        self._descriptions.pop(progress.name, None)
+        progress.segments.clear()
+        _log.warning("table %s changed during the snapshot: reading it again", progress.name)
+
+    async def _scan(
+        self, plan: TablePlan, progress: TableProgress, point: ReadPoint
+    ) -> AsyncGenerator[_Item, None]:
+        """Every row of ``plan``'s table after the progress so far, read at ``point``."""
+        if not plan.ordered_key:
+            progress.segments.clear()  # read whole, from its start
+        at = dt.datetime.now(dt.UTC)
+        cursor = await self._conn.cursor(aiomysql.SSCursor)
+        try:
+            convert = await self._execute_select(cursor, plan, progress.last_key, None)
+            names = [c.name for c in plan.columns]
+            while batch := await self._fetch(cursor.fetchmany(_FETCH), plan):
+                for raw in batch:
+                    row = {
+                        n: None if v is None else f(v)
+                        for n, f, v in zip(names, convert, raw, strict=True)
+                    }
+                    mark = (progress, plan.key_of(row), point) if plan.ordered_key else None
+                    yield read_change(plan, row, point, at), mark
+        finally:
+            if self._conn is not None:  # (closed: a stream closed in the middle of the table)
+                await cursor.close()
+        progress.read(progress.last_key, None, point)
+        progress.done = True
+
+    async def _execute_select(
+        self, cursor: Any, plan: TablePlan, after: Key | None, limit: int | None
+    ) -> list[Callable[[bytes], Any]]:
+        """Run the table's SELECT; the value conversions of its columns.
+
+        Raises:
+            _RedoError: the table's definition changed since it was planned.
+            SnapshotError: the table was dropped or renamed.
+        """
+        # A column added, dropped or retyped since the plan (the SELECT names its columns,
+        # so its result alone would not show every change).
+        planned = [(c.name, c.data_type, c.column_type) for c in plan.columns]
+        if [(n, d.lower(), t.lower()) for n, d, t in await self._columns(plan.name)] != planned:
+            raise _RedoError()
+        await self._fetch(cursor.execute(_select_sql(plan, after, limit)), plan)
+        fields = cursor._result.fields
+        shape = tuple((f.name, f.type_code, f.charsetnr, f.length) for f in fields)
+        if self._descriptions.setdefault(plan.name, shape) != shape:
+            raise _RedoError()
+        return plan.converters([f.charsetnr for f in fields])
+
+    @staticmethod
+    async def _fetch(step: Awaitable[_T], plan: TablePlan) -> _T:
+        """``await step`` (a query or a fetch of ``plan``'s table), its errors translated.
+
+        Raises:
+            _RedoError: the table's definition changed after the transaction began
+                (the server may say so at the query or at its first rows).
+            SnapshotError: the table was dropped or renamed.
+        """
+        try:
+            return await step
+        except Exception as exc:
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+            if code in (_TABLE_DEF_CHANGED, _UNKNOWN_COLUMN):
+                raise _RedoError() from exc
+            if code == _NO_SUCH_TABLE:
+                raise SnapshotError(
+                    f"table {plan.name} was dropped or renamed during the snapshot"
+                ) from exc
+            raise
+
+    async def _chunked(self, state: SnapshotState) -> AsyncGenerator[_Item, None]:
+        size = self._config.snapshot_chunk_rows
+        for progress in state.tables:
+            while not progress.done:
+                plan = self._plans[progress.name]
+                point = await self._start_transaction()
+                try:
+                    rows = await self._chunk(plan, progress.last_key, size)
+                except _RedoError:
+                    await self._replan(progress)
+                    continue
+                finally:
+                    await self._commit()
+                # The stream up to the chunk's point goes first (changes of its keys are dropped).
+                async with aclosing(self._stream_until(point)) as before:
+                    async for item in before:
+                        yield item
+                at = dt.datetime.now(dt.UTC)
+                for row in rows:
+                    yield read_change(plan, row, point, at), (progress, plan.key_of(row), point)
+                if len(rows) < size:
+                    progress.read(progress.last_key, None, point)
+                    progress.done = True
+
+    async def _chunk(self, plan: TablePlan, after: Key | None, size: int) -> list[dict[str, Any]]:
+        async with self._conn.cursor() as cursor:
+            convert = await self._execute_select(cursor, plan, after, size)
+            names = [c.name for c in plan.columns]
+            return [
+                {
+                    n: None if v is None else f(v)
+                    for n, f, v in zip(names, convert, raw, strict=True)
+                }
+                for raw in await self._fetch(cursor.fetchall(), plan)
+            ]
+
+    async def _stream_until(self, point: ReadPoint | None) -> AsyncGenerator[_Item, None]:
+        """The stream's changes kept by the seam, until it passed ``point`` (None: every point)."""
+        stream, builder, seam = self._stream, self._builder, self._seam
+        assert stream is not None and builder is not None and seam is not None and self.state
+        state = self.state
+        while not self._ended:
+            points = [point] if point is not None else state.points()
+            if all(p.passed(stream.position, stream.gtid_state) for p in points):
+                return
+            try:
+                item = await stream._next_passed()
+            except StopAsyncIteration:
+                self._ended = True  # a non-blocking stream reached the end, or it was closed
+                return
+            stream._caught_up = False
+            event = item.event
+            assert event is not None
+            if isinstance(event, RowsEvent):
+                where = FilePos(item.file, item.start) if item.file else None
+                for change in builder.feed(event, where):
+                    kept = seam.keep(change)
+                    if kept is not None:
+                        yield kept, None
+            else:
+                builder.feed(event)
+
+    async def aclose(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+        run, self._run = self._run, None
+        if run is not None:
+            await run.aclose()
+
+    # -- SQL ----------------------------------------------------------------------------------
+
+    async def _rows(self, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
+        async with self._conn.cursor() as cur:
+            await cur.execute(sql, args)
+            return list(await cur.fetchall())
+
+    async def _execute(self, sql: str) -> None:
+        async with self._conn.cursor() as cur:
+            await cur.execute(sql)
+
+    async def _variable(self, name: str) -> str:
+        rows = await self._rows("SHOW GLOBAL VARIABLES LIKE %s", (name,))
+        return _text(rows[0][1]).upper() if rows else ""
+
+
+class _RedoError(Exception):
+    """The table's definition changed after the snapshot transaction began."""
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        raise SnapshotError(f"cannot use {value!r} as a key")
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return "'" + value.replace(tzinfo=None).isoformat(" ") + "'"
+    if isinstance(value, dt.date):
+        return "'" + value.isoformat() + "'"
+    if isinstance(value, bytes):
+        return "X'" + value.hex() + "'" if value else "''"
+    raise SnapshotError(f"cannot use {value!r} as a key")
+
+
+def _select_sql(plan: TablePlan, after: Key | None, limit: int | None) -> str:
+    sql = f"SELECT {', '.join(c.select for c in plan.columns)} FROM {plan.quoted}"
+    keys = [f"`{k.replace('`', '``')}`" for k in plan.key]
+    if after is not None:
+        sql += f" WHERE ({', '.join(keys)}) > ({', '.join(_literal(v) for v in after)})"
+    if keys:
+        sql += f" ORDER BY {', '.join(keys)}"
+    if limit is not None:
+        sql += f" LIMIT {limit}"
+    return sql
