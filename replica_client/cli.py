@@ -29,7 +29,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -107,6 +107,14 @@ def _parser() -> argparse.ArgumentParser:
     tail.add_argument("--semi-sync", choices=["on", "off", "auto"], default="off")
     tail.add_argument("--non-blocking", action="store_true", help="stop at the end of the binlog")
     tail.add_argument("--output", default=None, help="write to this file instead of stdout")
+    tail.add_argument(
+        "--snapshot",
+        nargs="?",
+        const="consistent",
+        choices=["consistent", "chunked"],
+        default=None,
+        help="first the tables' existing rows (op r), then the changes after them",
+    )
 
     read = sub.add_parser(
         "read", help="decode binlog files to JSON lines or text", parents=[common]
@@ -309,41 +317,58 @@ async def _tail(ns: argparse.Namespace) -> int:
         opts["server_id"],
         start,
     )
+    snapshot = ns.snapshot
     async with connect(
         **opts,
         start=start,
         blocking=not ns.non_blocking,
         semi_sync=ns.semi_sync,
         tables=_table_filter(ns),
+        snapshot=snapshot or False,
     ) as stream:
         resume = (stream.position, stream.gtid_state)
+        items: Any = stream.changes() if snapshot else stream
         with _output(ns.output) as out:
-            iterator = stream.__aiter__()
-            while not stop.is_set():
-                nxt = asyncio.ensure_future(iterator.__anext__())
-                waiter = asyncio.ensure_future(stop.wait())
-                done, _ = await asyncio.wait({nxt, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if nxt not in done:
-                    nxt.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                        await nxt
-                    break
-                waiter.cancel()
-                try:
-                    event = nxt.result()
-                except StopAsyncIteration:
-                    break
-                pending.extend(builder.feed(event))
+            async for item in _until(items, stop):
+                if isinstance(item, Change):
+                    pending.append(item)
+                else:
+                    pending.extend(builder.feed(item))
                 boundary = (stream.position, stream.gtid_state)
-                if boundary != resume:
-                    # A transaction ended: write it whole, then move the resume point.
+                if boundary != resume or (snapshot and stream.snapshot_state is not None):
+                    # A transaction ended (or a row was read): write it whole, then
+                    # move the resume point.
                     for change in pending:
                         out.write(_line(change) + "\n")
                     out.flush()
                     pending.clear()
                     resume = boundary
+            if snapshot and stream.snapshot_state is not None:
+                sys.stderr.write(
+                    "replica-client: stopped during the snapshot; run it again to snapshot anew\n"
+                )
+                return 0
     sys.stderr.write(f"replica-client: stopped; resume with {_resume_args(resume, start)}\n")
     return 0
+
+
+async def _until(items: AsyncIterator[Any], stop: asyncio.Event) -> AsyncIterator[Any]:
+    """The items of ``items`` until it ends or ``stop`` is set."""
+    iterator = aiter(items)
+    while not stop.is_set():
+        nxt = asyncio.ensure_future(anext(iterator))
+        waiter = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({nxt, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if nxt not in done:
+            nxt.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await nxt
+            return
+        waiter.cancel()
+        try:
+            yield nxt.result()
+        except StopAsyncIteration:
+            return
 
 
 def _resume_args(resume: tuple[Any, Any], start: Any) -> str:

@@ -106,6 +106,44 @@ def test_tail_non_blocking_prints_envelopes(mariadb_primary: MariaDBServer) -> N
     assert "resume with --from-gtid" in proc.stderr
 
 
+
+def test_tail_snapshot_prints_existing_rows_as_reads(mariadb_primary: MariaDBServer) -> None:
+    db = _types_table(mariadb_primary)
+    mariadb_primary.sql_many(
+        [
+            f"INSERT INTO {db}.t VALUES (2, 1.25, x'01', '2024-01-02', '2024-01-02 03:04:05.5', "
+            "'ünï'), (1, NULL, NULL, NULL, NULL, NULL)",
+            f"INSERT INTO {db}.other VALUES (7)",
+        ]
+    )
+    for mode in ("consistent", "chunked"):
+        proc = run_cli(
+            "tail",
+            *connection_args(mariadb_primary),
+            "--snapshot",
+            mode,
+            "--non-blocking",
+            "--tables",
+            f"{db}.t",
+            password=mariadb_primary.password,
+        )
+        assert proc.returncode == 0, proc.stderr
+        lines = _lines(proc.stdout)
+        assert [(line["op"], line["source"]["table"]) for line in lines] == [("r", "t")] * 2
+        assert [line["after"] for line in lines] == [
+            {"id": 1, "price": None, "raw": None, "day": None, "at": None, "note": None},
+            {
+                "id": 2,
+                "price": "1.25",
+                "raw": base64.b64encode(b"\x01").decode(),
+                "day": "2024-01-02",
+                "at": "2024-01-02T03:04:05.500000",
+                "note": "ünï",
+            },
+        ]
+        assert all(line["before"] is None for line in lines)
+        assert "resume with --from-gtid" in proc.stderr
+
 def test_tail_sigterm_prints_a_position_that_resumes_exactly(
     mariadb_primary: MariaDBServer,
 ) -> None:
