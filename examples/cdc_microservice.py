@@ -19,6 +19,11 @@ How it avoids loss and duplicates:
   checkpoint, so the ones lost in a crash come again and none twice.
 * Every entry carries ``gtid`` and ``index`` (the change's place in its
   transaction): ``(gtid, index)`` is a unique key a consumer can check.
+* ``--snapshot consistent|chunked`` (first start only): the tables' existing
+  rows are published first (``op`` ``r``, one ``MULTI`` per row with the
+  snapshot's checkpoint, ``stream.snapshot_state``), then the changes after
+  them. Killed during the snapshot, the service resumes it from the
+  checkpoint: rows already published are not read again.
 
 For the checkpoint to survive a Redis restart, run Redis with persistence
 (``appendonly yes``, ``appendfsync always`` for no loss at all).
@@ -42,7 +47,7 @@ from urllib.parse import unquote, urlsplit
 import redis.asyncio as redis
 
 import replica_client as rc
-from replica_client.changes import Change, ChangeBuilder
+from replica_client.changes import Change
 from replica_client.jsonvalues import change_envelope
 
 __all__ = ["CdcService", "main"]
@@ -64,19 +69,30 @@ class CdcService:
     def __repr__(self) -> str:
         return f"<CdcService stream={self.stream_key}>"
 
-    async def start_position(self) -> rc.Gtid | rc.MysqlGtidSet | str:
+    async def start_position(self) -> dict[str, Any]:
+        """``start=`` or ``snapshot=`` for ``connect``: from the checkpoint, else the options."""
         stored = await self.redis.get(self.checkpoint_key)
         if stored:
-            log.info("resuming from checkpoint %s", stored.decode())
-            return rc.parse_gtid_state(stored.decode())  # MariaDB state or MySQL set
+            text = stored.decode()
+            log.info("resuming from checkpoint %s", text[:200])
+            if text.startswith("{"):  # stored during a snapshot
+                return {"snapshot": rc.SnapshotState.from_json(text)}
+            return {"start": rc.parse_gtid_state(text)}  # MariaDB state or MySQL set
+        if self.args.snapshot:
+            log.info("no checkpoint under %s: snapshot first", self.checkpoint_key)
+            return {"snapshot": self.args.snapshot}
         if self.args.start_gtid:
-            return rc.parse_gtid_state(self.args.start_gtid)
+            return {"start": rc.parse_gtid_state(self.args.start_gtid)}
         log.info("no checkpoint under %s: starting at %s", self.checkpoint_key, self.args.start)
-        return str(self.args.start)
+        return {"start": str(self.args.start)}
 
-    async def publish(
-        self, changes: list[Change], gtid_state: rc.Gtid | rc.MysqlGtidSet
-    ) -> None:
+    @staticmethod
+    def checkpoint(stream: rc.BinlogStream) -> str:
+        """Where to resume after what was handed out so far (moves at reads and commits)."""
+        state = stream.snapshot_state
+        return state.to_json() if state is not None else str(stream.gtid_state)
+
+    async def publish(self, changes: list[Change], checkpoint: str) -> None:
         """One transaction's changes and the new checkpoint, all or nothing."""
         async with self.redis.pipeline(transaction=True) as tx:
             for index, change in enumerate(changes):
@@ -91,7 +107,7 @@ class CdcService:
                         "data": json.dumps(envelope, separators=(",", ":")),
                     },
                 )
-            tx.set(self.checkpoint_key, str(gtid_state))
+            tx.set(self.checkpoint_key, checkpoint)
             await tx.execute()  # returns once Redis has applied the whole MULTI
         self.published += len(changes)
 
@@ -104,46 +120,63 @@ class CdcService:
             user=unquote(dsn.username or "root"),
             password=unquote(dsn.password or os.environ.get("REPLICA_CLIENT_PASSWORD", "")),
             server_id=self.args.server_id,
-            start=start,
             tables=self.args.tables,
             heartbeat_period=1.0,
+            **start,
         )
         log.info("connecting with %r", config)  # the config's repr hides the password
-        builder = ChangeBuilder()
         pending: list[Change] = []
         async with rc.connect(config) as stream:
-            committed = stream.gtid_state
+            committed = self.checkpoint(stream)
             reporter = asyncio.create_task(self.report(stream))
-            events = aiter(stream)
+            changes = aiter(stream.changes())
+            next_change = asyncio.ensure_future(anext(changes))
+            stop = asyncio.ensure_future(self.stopping.wait())
             try:
                 while True:
-                    next_event = asyncio.ensure_future(anext(events))
-                    stop = asyncio.ensure_future(self.stopping.wait())
                     done, _ = await asyncio.wait(
-                        {next_event, stop}, return_when=asyncio.FIRST_COMPLETED
+                        {next_change, stop}, timeout=0.1, return_when=asyncio.FIRST_COMPLETED
                     )
-                    stop.cancel()
-                    if next_event not in done:
-                        next_event.cancel()
-                        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                            await next_event
+                    if stop in done:
                         break
+                    checkpoint = self.checkpoint(stream)
+                    if next_change not in done:
+                        # Idle: the stream has passed the end of what it handed out.
+                        if checkpoint != committed:
+                            await self.publish(pending, checkpoint)
+                            pending.clear()
+                            committed = checkpoint
+                        continue
                     try:
-                        event = next_event.result()
+                        change = next_change.result()
                     except StopAsyncIteration:
                         break
-                    pending.extend(builder.feed(event))
-                    if stream.gtid_state != committed:
-                        # A transaction ended: publish it with its checkpoint.
-                        await self.publish(pending, stream.gtid_state)
+                    next_change = asyncio.ensure_future(anext(changes))
+                    if change.op == "read":
+                        # The checkpoint after a read includes it (and every
+                        # transaction handed out before it).
+                        pending.append(change)
+                        await self.publish(pending, checkpoint)
                         pending.clear()
-                        committed = stream.gtid_state
+                        committed = checkpoint
+                    elif checkpoint != committed:
+                        # The first change of a new transaction: the checkpoint
+                        # covers the ones before it, not this one.
+                        await self.publish(pending, checkpoint)
+                        pending[:] = [change]
+                        committed = checkpoint
+                    else:
+                        pending.append(change)
             finally:
+                stop.cancel()
+                next_change.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await next_change
                 reporter.cancel()
                 log.info(
                     "stopped after %d changes; checkpoint %s; %s",
                     self.published,
-                    committed,
+                    committed[:200],
                     stream.metrics.as_dict(),
                 )
         await self.redis.aclose()
@@ -162,6 +195,12 @@ def main() -> None:
     parser.add_argument("--tables", default=None, help="only these tables: db.t,db2.*")
     parser.add_argument("--start", choices=["now", "earliest"], default="now")
     parser.add_argument("--start-gtid", default=None, help="first start after this GTID state")
+    parser.add_argument(
+        "--snapshot",
+        choices=["consistent", "chunked"],
+        default=None,
+        help="first start: publish the tables' existing rows, then the changes after them",
+    )
     parser.add_argument("--server-id", type=int, default=4444)
     parser.add_argument("--metrics-every", type=float, default=30.0)
     args = parser.parse_args()
