@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,11 +30,10 @@ import pymysql
 from replica_client.testing.server import MariaDBServer, ServerVariant
 
 from . import workload
-from .runners import peak_rss_kb
+from .runners import peak_rss_kb, run_child
 
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parent.parent
 _MIB = 1 << 20
 
 
@@ -95,17 +92,7 @@ def _child(mode: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _measure(mode: str, args: dict[str, Any]) -> dict[str, Any]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.memory", "--child", mode, json.dumps(args)],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.PIPE,
-    ).stdout
-    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
-    return result
+    return run_child("benchmarks.memory", mode, json.dumps(args))
 
 
 def _flush(cur: Any) -> str:

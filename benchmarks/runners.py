@@ -28,11 +28,14 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["RUNNERS", "main", "peak_rss_kb"]
@@ -246,6 +249,23 @@ def _raw(args: Args) -> Result:
         if n == 0:
             raise RuntimeError("connection closed before EOF")
         have += n
+
+
+def run_child(module: str, *args: str) -> dict[str, Any]:
+    """Run ``python -m module --child args...`` from the repository root in a fresh
+    process (its own peak RSS); the JSON object its last line prints."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-m", module, "--child", *args],
+        env=env,
+        cwd=root,
+        check=True,
+        stdout=subprocess.PIPE,
+    ).stdout
+    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return result
 
 
 def peak_rss_kb(pid: int | str = "self") -> int:
