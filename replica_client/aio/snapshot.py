@@ -67,8 +67,15 @@ _UNKNOWN_COLUMN = 1054
 class SnapshotReader:
     """Reads the snapshot tables and merges their rows with the stream's changes."""
 
-    def __init__(self, config: ReplicaConfig, mode: SnapshotMode, resume: SnapshotState | None):
+    def __init__(
+        self,
+        config: ReplicaConfig,
+        mode: SnapshotMode,
+        resume: SnapshotState | None,
+        tables: tuple[str, ...] | None = None,
+    ):
         self._config = config
+        self._tables = tables if tables is not None else config.snapshot_tables
         self._mode = mode
         self._resume = resume
         self._conn: Any = None
@@ -140,6 +147,24 @@ class SnapshotReader:
         )
         return state.start
 
+    def keep(self, change: Change) -> Change | None:
+        """``change`` as the seam delivers it (None: dropped), for changes decoded before."""
+        assert self._seam is not None, "begin() first"
+        return self._seam.keep(change)
+
+    @property
+    def attached(self) -> bool:
+        return self._run is not None
+
+    def stream_gtid(self, stream: BinlogStream) -> Gtid | MysqlGtidSet | None:
+        """The stream's GTID state where it is the whole state (the stream started from a
+        GTID state); None where it holds only what this stream delivered (a start at a
+        file position or "now"): then positions compare."""
+        if not isinstance(stream.config.start, Gtid | MysqlGtidSet):
+            return None
+        gtid = stream.gtid_state
+        return gtid if gtid else None
+
     def attach(self, stream: BinlogStream, builder: ChangeBuilder) -> None:
         self._stream = stream
         self._builder = builder
@@ -147,7 +172,7 @@ class SnapshotReader:
 
     async def _table_names(self) -> list[str]:
         cfg = self._config
-        wanted = cfg.snapshot_tables
+        wanted = self._tables
         rows = await self._rows(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
             "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME"
@@ -403,7 +428,8 @@ class SnapshotReader:
         state = self.state
         while not self._ended:
             points = [point] if point is not None else state.points()
-            if all(p.passed(stream.position, stream.gtid_state) for p in points):
+            gtid = self.stream_gtid(stream)
+            if all(p.passed(stream.position, gtid) for p in points):
                 return
             try:
                 item = await stream._next_passed()

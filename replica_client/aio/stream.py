@@ -45,6 +45,7 @@ from ..errors import (
     LostTransactionsError,
     ReplicaError,
     ReplicaTimeoutError,
+    SnapshotError,
     StateError,
 )
 from ..position import FilePos, Gtid, MysqlGtidSet
@@ -190,10 +191,9 @@ class BinlogStream:
         reader = self._snapshot
         if reader is None or reader.state is None:
             return None
-        gtid = self.gtid_state
         start = reader.state.start
         return reader.state.resumed_at(
-            ReadPoint(self.position or start.position, gtid if gtid else None)
+            ReadPoint(self.position or start.position, reader.stream_gtid(self))
         )
 
     async def open(self) -> BinlogStream:
@@ -270,6 +270,43 @@ class BinlogStream:
     def changes(self) -> ChangeStream:
         """Row changes instead of events: ``async for change in stream.changes()``."""
         return ChangeStream(self)
+
+    async def snapshot_table(self, name: str) -> None:
+        """Read table ``name``'s rows now, while the stream runs (chunked mode).
+
+        The next changes of ``stream.changes()`` are its rows (``op="read"``),
+        merged with the stream by the same per-key rule as a chunked snapshot:
+        nothing of that table is lost or repeated. For a table added to the
+        ``tables`` filter after the stream's first start.
+
+        Raises:
+            StateError: a snapshot is running already.
+            SnapshotError: the table is not in the ``tables`` filter, does not
+                exist, or has no primary key in Python's order.
+        """
+        from ..control import InformationSchemaProvider
+        from .snapshot import SnapshotReader
+
+        if self._snapshot is not None:
+            raise StateError("a snapshot is running already")
+        config = self._config
+        schema, _, table = name.partition(".")
+        match = config.decoder.tables
+        if not table or (match is not None and not match(schema, table)):
+            raise SnapshotError(f"table {name} is not in the stream's tables filter")
+        reader = SnapshotReader(config, "chunked", None, tables=(name,))
+        try:
+            await reader.begin()
+        except BaseException:
+            await reader.aclose()
+            raise
+        if config.schema_provider is None:
+            # Names and types as the snapshot reads them (the binlog may lack them).
+            self._config = dataclasses.replace(
+                config, schema_provider=InformationSchemaProvider(config)
+            )
+        self._plain = False
+        self._snapshot = reader
 
     async def ack(self) -> None:
         """Manual ACK mode: acknowledge every transaction handed out so far.
@@ -595,9 +632,6 @@ class ChangeStream:
         self._builder = ChangeBuilder()
         self._pending: deque[Change] = deque()
         stream._changes = self._builder
-        self._snapshot = stream._snapshot
-        if self._snapshot is not None:
-            self._snapshot.attach(stream, self._builder)
 
     def __aiter__(self) -> ChangeStream:
         return self
@@ -605,13 +639,20 @@ class ChangeStream:
     async def __anext__(self) -> Change:
         stream = self._stream
         pending = self._pending
-        if self._snapshot is not None:
+        reader = stream._snapshot
+        if reader is not None:
             if stream._closed:
                 raise StopAsyncIteration
-            change = await self._snapshot.next_change()
+            while pending:  # the rest of a rows event decoded before the snapshot began
+                kept = reader.keep(pending.popleft())
+                if kept is not None:
+                    return kept
+            if not reader.attached:
+                reader.attach(stream, self._builder)
+            change = await reader.next_change()
             if change is not None:
                 return change
-            self._snapshot = stream._snapshot = None  # the seam is behind: plain streaming
+            stream._snapshot = None  # the seam is behind: plain streaming
         if not pending:
             protocol = stream._protocol
             if protocol is not None and stream._plain and not stream._closed and not stream._ended:

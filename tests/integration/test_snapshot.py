@@ -14,6 +14,10 @@
   change delivered twice fails the test;
 * DDL during the snapshot: a table altered before its consistent read, or
   between two of its chunks, is read again at a new point in its new layout;
+* one table on demand (`stream.snapshot_table`) in the middle of a stream,
+  with writers on it;
+* one table on demand (``stream.snapshot_table``) in the middle of a stream,
+  with writers on it;
 * clear errors: chunked mode on a table without a primary key, a table that
   does not exist, ``binlog_row_metadata=NO_LOG`` on MariaDB.
 """
@@ -488,3 +492,75 @@ def _numbers(srv: DatabaseServer, n: int) -> str:
         "(WITH RECURSIVE s(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM s "
         f"WHERE seq < {n}) SELECT seq FROM s) AS numbers"
     )
+
+
+# -- one table on demand ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(SERVERS))
+def test_snapshot_table_on_demand_while_streaming(
+    mariadb_primary_factory: PrimaryFactory, name: str
+) -> None:
+    """``await stream.snapshot_table(...)`` in the middle of a stream, with writers on
+    that table: its rows arrive as reads merged with the stream, nothing twice."""
+    srv = _server(mariadb_primary_factory, name)
+    _seed_rows(srv)
+    start = (
+        srv.sql("SELECT @@GLOBAL.gtid_binlog_pos")[0][0]
+        if srv.variant.flavor == "mariadb"
+        else None
+    )
+    stop = threading.Event()
+    stats: Counter[str] = Counter()
+    writer = threading.Thread(target=_writer, args=(srv, stop, 7, stats))
+
+    async def run() -> _Mirror:
+        mirror = _Mirror()
+        config = _config(
+            srv,
+            start=rc.Gtid(start) if start is not None else "now",
+            tables="snap.*",
+            snapshot_chunk_rows=200,
+        )
+        marker: asyncio.Task[None] | None = None
+        async with asyncio.timeout(120), rc.connect(config) as stream:
+            writer.start()
+            asked = False
+            async for change in stream.changes():
+                if change.table == "done":
+                    assert marker is not None
+                    await marker
+                    return mirror
+                if change.table == "u":
+                    continue  # not snapshotted: its rows before the stream are unknown
+                if not asked:
+                    # The first change of snap.t: its table is not in the mirror yet.
+                    assert change.op != "read"
+                    await stream.snapshot_table("snap.t")
+                    asked = True
+                    continue
+                mirror.apply(change)
+                if change.op == "read" and mirror.counts["read"] % 10 == 0:
+                    await asyncio.sleep(0.01)  # a slow consumer: the writers overlap the reads
+                if mirror.counts["read"] >= 1500 and not stop.is_set():
+                    stop.set()  # (writers ran for half of the table's reads)
+                    marker = asyncio.create_task(marker_after_the_snapshot(stream))
+        raise AssertionError("the stream ended before the marker")
+
+    async def marker_after_the_snapshot(stream: rc.BinlogStream) -> None:
+        await asyncio.to_thread(writer.join)
+        while stream.snapshot_state is not None:
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(srv.sql, "INSERT INTO snap.done VALUES (1)")
+
+    try:
+        mirror = asyncio.run(run())
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+    want = _select_all(srv)["snap.t"]
+    print(f"{name}: writers {dict(stats)}; delivered {dict(mirror.counts)}")
+    assert not mirror.problems, "\n".join(mirror.problems[:20])
+    assert mirror.counts["read"] >= 1500 and mirror.counts["update"] > 0
+    assert mirror.rows["snap.t"] == want, _diff(mirror.rows["snap.t"], want)
