@@ -20,6 +20,10 @@ And one per test:
   fixture is set up, it sees), closed after the test. Needs pytest-asyncio.
   :func:`take_changes` reads the next ``n`` changes with a timeout.
 
+For a seeded database: ``stream = await open_snapshot(server, "db.t")`` reads
+the tables' existing rows first; :func:`take_snapshot` returns them (typed as
+the stream types them), :func:`take_changes` then the changes after them.
+
 The server objects expose ``host``, ``port``, ``user``, ``password``, ``dsn``,
 ``flavor``, ``version`` and ``sql(query, args)`` / ``sql_many(statements)`` to
 run SQL (autocommit).
@@ -47,8 +51,9 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_asyncio
@@ -61,14 +66,16 @@ from .server import DatabaseServer, ExternalServer
 from .variant import ServerVariant
 
 if TYPE_CHECKING:
-    from ..aio import BinlogStream, ChangeStream
+    from ..aio import BinlogStream
     from ..changes import Change
 
 __all__ = [
     "DSN_ENV",
     "PrimaryFactory",
     "binlog_stream",
+    "open_snapshot",
     "take_changes",
+    "take_snapshot",
     "mariadb_primary",
     "mariadb_primary_factory",
     "pytest_collection_modifyitems",
@@ -80,7 +87,7 @@ DSN_ENV = "REPLICA_CLIENT_TEST_DSN"
 _FIXTURES = frozenset({"mariadb_primary", "mariadb_primary_factory", "binlog_stream"})
 #: server_ids of the fixture's replicas (unique per process, clear of the usual ranges).
 _STREAM_IDS = itertools.count(20000 + (os.getpid() % 1000) * 100)
-_CHANGE_STREAMS: weakref.WeakKeyDictionary[BinlogStream, ChangeStream] = weakref.WeakKeyDictionary()
+_TAKERS: weakref.WeakKeyDictionary[BinlogStream, _Taker] = weakref.WeakKeyDictionary()
 _NO_SERVER = (
     "no MariaDB server for the integration tests: set {env}=mariadb://user:pass@host:port, "
     "install MariaDB (Debian/Ubuntu: apt-get install mariadb-server; mariadbd is looked up "
@@ -181,20 +188,92 @@ async def binlog_stream(mariadb_primary: DatabaseServer) -> AsyncIterator[Binlog
         await stream.aclose()
 
 
+class _Taker:
+    """One stream's ``changes()``, and what :func:`take_snapshot` read past."""
+
+    def __init__(self, stream: BinlogStream) -> None:
+        self.changes = stream.changes()
+        self.buffered: deque[Change] = deque()  # changes that came between reads
+        self.ahead: asyncio.Future[Change] | None = None  # the change after the reads
+
+    async def next(self) -> Change:
+        if self.buffered:
+            return self.buffered.popleft()
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            return await ahead
+        return await anext(self.changes)
+
+
+def _taker(stream: BinlogStream) -> _Taker:
+    taker = _TAKERS.get(stream)
+    if taker is None:
+        taker = _TAKERS[stream] = _Taker(stream)
+    return taker
+
+
 async def take_changes(stream: BinlogStream, n: int, timeout: float = 10.0) -> list[Change]:
     """The next ``n`` row changes of ``stream``; ``TimeoutError`` if they do not come.
 
     Calls on the same stream continue where the last one stopped (changes of a
     rows event not yet taken are kept).
     """
-    changes = _CHANGE_STREAMS.get(stream)
-    if changes is None:
-        changes = _CHANGE_STREAMS[stream] = stream.changes()
+    taker = _taker(stream)
     out: list[Change] = []
     async with asyncio.timeout(timeout):
         while len(out) < n:
-            out.append(await anext(changes))
+            out.append(await taker.next())
     return out
+
+
+async def open_snapshot(
+    server: DatabaseServer, tables: str | Sequence[str], **options: Any
+) -> BinlogStream:
+    """A stream of ``server`` that first reads ``tables``' rows (``"db.t"`` names),
+    then streams their changes: ``await take_snapshot(stream)``, then
+    :func:`take_changes`. Options go to ``connect`` (e.g. ``snapshot="chunked"``);
+    close it with ``await stream.aclose()`` or ``async with``."""
+    from ..aio import connect
+
+    names = (tables,) if isinstance(tables, str) else tuple(tables)
+    settings: dict[str, Any] = {
+        "host": server.host,
+        "port": server.port,
+        "user": server.user,
+        "password": server.password,
+        "server_id": next(_STREAM_IDS),
+        "heartbeat_period": 1.0,
+        "connect_timeout": 20.0,
+        "snapshot": True,
+        "snapshot_tables": names,
+        **options,
+    }
+    return await connect(**settings)
+
+
+async def take_snapshot(stream: BinlogStream, timeout: float = 30.0) -> list[Change]:
+    """Every row a stream opened with ``snapshot=`` reads (``op="read"``), once they
+    are all read; the stream's changes that came between them in chunked mode are
+    left for :func:`take_changes`. ``TimeoutError`` if the reads do not end."""
+    taker = _taker(stream)
+    reads: list[Change] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            if taker.buffered:
+                raise RuntimeError("take_snapshot after take_changes: the reads are mixed in")
+            ahead = taker.ahead or asyncio.ensure_future(anext(taker.changes))
+            taker.ahead = None
+            # Once the snapshot is over the next change waits for the primary: keep it.
+            while not ahead.done() and stream.snapshot_state is not None:
+                await asyncio.wait({ahead}, timeout=0.01)
+            if not ahead.done():
+                taker.ahead = ahead
+                return reads
+            change = ahead.result()
+            if change.op == "read":
+                reads.append(change)
+            else:
+                taker.buffered.append(change)
 
 
 def pytest_configure(config: pytest.Config) -> None:

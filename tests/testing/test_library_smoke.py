@@ -5,7 +5,8 @@ replication user made by ``create_user`` with the flavour's default auth plugin
 streams one inserted row through ``replica_client.connect``: from the binlog
 position taken before the insert, non-blocking (the stream ends at the binlog's
 end), and from "now", blocking, with the row written after the stream is
-registered. On MariaDB 11.8 a ``parsec`` user streams too.
+registered. On MariaDB 11.8 a ``parsec`` user streams too. A seeded table is
+snapshotted through the plugin's helpers, then its next change streams.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from typing import Any
 import pytest
 
 import replica_client as rc
-from replica_client.testing.pytest_plugin import PrimaryFactory, take_changes
+from replica_client.testing.pytest_plugin import (
+    PrimaryFactory,
+    open_snapshot,
+    take_changes,
+    take_snapshot,
+)
 from replica_client.testing.server import DatabaseServer, ServerVariant
 
 __all__: list[str] = []
@@ -90,3 +96,30 @@ async def test_a_parsec_user_streams_from_mariadb_11_8(
     assert await rows_until_end(server, start, "smoke_parsec") == [
         ("insert", "test", "smoke", None, {"id": 3, "v": "parsec"})
     ]
+
+
+@pytest.mark.parametrize("mode", ["consistent", "chunked"])
+async def test_the_plugin_snapshots_a_seeded_table(primary: DatabaseServer, mode: str) -> None:
+    primary.sql_many(
+        [
+            "DROP TABLE IF EXISTS test.seeded",
+            "CREATE TABLE test.seeded (id INT PRIMARY KEY, v VARCHAR(40))",
+            "INSERT INTO test.seeded VALUES (2, 'b'), (1, 'a'), (3, NULL)",
+        ]
+    )
+    async with asyncio.timeout(60):
+        stream = await open_snapshot(primary, "test.seeded", snapshot=mode, snapshot_chunk_rows=2)
+        async with stream:
+            reads = await take_snapshot(stream)
+            primary.sql("UPDATE test.seeded SET v = 'c' WHERE id = 3")
+            [change] = await take_changes(stream, 1)
+    assert [(c.op, c.after) for c in reads] == [
+        ("read", {"id": 1, "v": "a"}),
+        ("read", {"id": 2, "v": "b"}),
+        ("read", {"id": 3, "v": None}),
+    ]
+    assert (change.op, change.before, change.after) == (
+        "update",
+        {"id": 3, "v": None},
+        {"id": 3, "v": "c"},
+    )
