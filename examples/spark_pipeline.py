@@ -19,10 +19,14 @@ How a micro-batch is applied (``apply_batch``), given the changelog rows of
 the ``mariadb_binlog`` source:
 
 1. parse ``before``/``after`` (JSON text) with the table's columns;
-2. turn every change into keyed actions: an insert or update upserts its
-   ``after`` row, a delete removes its ``before`` key, an update that changed
-   the key also removes the old key;
-3. keep the last action per key by ``seq`` (the binlog order);
+2. turn every change into keyed actions: an insert, update or snapshot read
+   (``op`` ``r``, from ``startingPosition=snapshot``) upserts its ``after``
+   row, a delete removes its ``before`` key, an update that changed the key
+   also removes the old key;
+3. keep the last action per key by ``seq`` (the binlog order), and only where
+   its ``seq`` is above the one stored with the key's row (column ``_seq``):
+   a streamed change that a snapshot's read of the row already holds is
+   skipped, so the snapshot and the stream merge exactly;
 4. the new table = the previous version without the touched keys, plus the
    upserted rows; it is written as parquet to ``<out>/batch=<batch_id>``.
 
@@ -37,10 +41,12 @@ step 4 becomes one MERGE on the deduplicated actions ``latest``::
     from delta.tables import DeltaTable
     (DeltaTable.forPath(spark, out).alias("t")
        .merge(latest.alias("s"), " AND ".join(f"t.{k} = s.{k}" for k in keys))
-       .whenMatchedDelete(condition="s._deleted")
-       .whenMatchedUpdateAll(condition="NOT s._deleted")
+       .whenMatchedDelete(condition="s._deleted AND s.seq > t._seq")
+       .whenMatchedUpdateAll(condition="NOT s._deleted AND s.seq > t._seq")
        .whenNotMatchedInsertAll(condition="NOT s._deleted")
        .execute())
+
+(``latest`` carrying ``seq`` as ``_seq`` for the stored rows).
 
 and for idempotence keep the last applied batch id in the table's
 ``userMetadata`` (or ``txnAppId``/``txnVersion`` writer options) and skip a
@@ -111,7 +117,7 @@ def apply_batch(
     for k in keys:
         key_changed = key_changed | ~sf.col(f"a.{k}").eqNullSafe(sf.col(f"b.{k}"))
 
-    upserts = parsed.where(sf.col("op").isin("c", "u")).select(
+    upserts = parsed.where(sf.col("op").isin("c", "u", "r")).select(
         *[sf.col(f"a.{k}").alias(f"_k_{k}") for k in keys],
         sf.col("seq"),
         sf.lit(False).alias("_deleted"),
@@ -137,11 +143,18 @@ def apply_batch(
     if older:
         base = spark.read.parquet(str(Path(out) / f"batch={older[-1]}"))
     else:
-        base = spark.createDataFrame([], columns)
-    touched = latest.select(*[sf.col(c).alias(k) for c, k in zip(key_cols, keys, strict=True)])
+        base = spark.createDataFrame([], f"{columns}, _seq BIGINT")
+    # An action applies only above the seq of the change that wrote the key's row: a
+    # change the snapshot's read of that row already holds (lower seq) is skipped.
+    held = base.select(*[sf.col(k).alias(c) for c, k in zip(key_cols, keys, strict=True)],
+                       sf.col("_seq").alias("_held"))  # fmt: skip
+    applied = latest.join(held, on=key_cols, how="left").where(
+        sf.col("_held").isNull() | (sf.col("seq") > sf.col("_held"))
+    )
+    touched = applied.select(*[sf.col(c).alias(k) for c, k in zip(key_cols, keys, strict=True)])
     kept = base.join(touched, on=list(keys), how="left_anti")
-    new_rows = latest.where(~sf.col("_deleted")).select(*names)
-    result = kept.select(*names).unionByName(new_rows)
+    new_rows = applied.where(~sf.col("_deleted")).select(*names, sf.col("seq").alias("_seq"))
+    result = kept.select(*names, "_seq").unionByName(new_rows)
     result.write.mode("overwrite").parquet(str(Path(out) / f"batch={batch_id}"))
 
     # Old versions are no longer needed once a newer one is complete.
@@ -238,7 +251,7 @@ def _demo() -> int:
         query.awaitTermination()
         version = latest_version(str(work / "orders"))
         assert version is not None
-        copy = sorted(tuple(r) for r in spark.read.parquet(version).collect())
+        copy = sorted(tuple(r) for r in spark.read.parquet(version).drop("_seq").collect())
         primary = sorted(
             (r[0], r[1], str(r[2]), r[3])
             for r in srv.sql("SELECT id, customer, total, status FROM shop.orders")

@@ -47,7 +47,17 @@ from .errors import ConfigError, SnapshotError
 from .position import FilePos, Gtid, MysqlGtidSet, parse_gtid_state
 
 __all__ = [
+    "COLUMNS_SQL",
+    "KEY_SQL",
+    "NO_LOG_MESSAGE",
+    "SESSION_SQL",
+    "SYSTEM_SCHEMAS",
+    "TABLES_SQL",
     "ReadPoint",
+    "key_converters",
+    "key_from_json",
+    "key_to_json",
+    "select_sql",
     "SnapshotMode",
     "SnapshotState",
     "TablePlan",
@@ -82,6 +92,36 @@ _ORDERED_KEYS: Final = _INTEGERS | frozenset(
     {"decimal", "year", "date", "datetime", "timestamp", "binary", "varbinary"}
 )
 _UTC: Final = dt.UTC
+
+#: Schemas never snapshotted unless named.
+SYSTEM_SCHEMAS: Final = ("mysql", "information_schema", "performance_schema", "sys")
+#: The base tables (schema, name) of the server.
+TABLES_SQL: Final = (
+    "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+    "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME"
+)
+#: (name, DATA_TYPE, COLUMN_TYPE) of a table's columns in order (schema, table as arguments).
+COLUMNS_SQL: Final = (
+    "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION"
+)
+#: A table's primary-key column names in key order (schema, table as arguments).
+KEY_SQL: Final = (
+    "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' "
+    "ORDER BY ORDINAL_POSITION"
+)
+#: The session a snapshot reads in: TIMESTAMP in UTC, raw column bytes, repeatable reads.
+SESSION_SQL: Final = (
+    "SET SESSION time_zone = '+00:00'",
+    "SET SESSION character_set_results = NULL",
+    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+)
+NO_LOG_MESSAGE: Final = (
+    "the primary has binlog_row_metadata=NO_LOG: its binlog does not say "
+    "signedness or character sets, so streamed values could not equal the "
+    "snapshot's; set binlog_row_metadata=MINIMAL or FULL"
+)
 
 
 # -- where a read stands in the binlog --------------------------------------------------------
@@ -270,7 +310,7 @@ class SnapshotState:
                         "name": t.name,
                         "done": t.done,
                         "segments": [
-                            [_key_json(s.after), _key_json(s.upto), s.point.to_json()]
+                            [key_to_json(s.after), key_to_json(s.upto), s.point.to_json()]
                             for s in t.segments
                         ],
                     }
@@ -294,7 +334,7 @@ class SnapshotState:
                     TableProgress(
                         str(t["name"]),
                         [
-                            Segment(_key_value(a), _key_value(u), ReadPoint.from_json(p))
+                            Segment(key_from_json(a), key_from_json(u), ReadPoint.from_json(p))
                             for a, u, p in t["segments"]
                         ],
                         bool(t["done"]),
@@ -306,7 +346,7 @@ class SnapshotState:
             raise ConfigError(f"not a snapshot state: {exc}") from exc
 
 
-def _key_json(key: Key | None) -> list[Any] | None:
+def key_to_json(key: Key | None) -> list[Any] | None:
     if key is None:
         return None
     out: list[Any] = []
@@ -328,7 +368,7 @@ def _key_json(key: Key | None) -> list[Any] | None:
     return out
 
 
-def _key_value(data: list[Any] | None) -> Key | None:
+def key_from_json(data: list[Any] | None) -> Key | None:
     if data is None:
         return None
     out: list[Any] = []
@@ -546,6 +586,56 @@ _TYPED: Final[dict[str, Callable[[bytes], Any]]] = {
     "inet4": lambda raw: ipaddress.IPv4Address(raw.decode("ascii")),
     "inet6": lambda raw: ipaddress.IPv6Address(raw.decode("ascii")),
 }
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        raise SnapshotError(f"cannot use {value!r} as a key")
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return "'" + value.replace(tzinfo=None).isoformat(" ") + "'"
+    if isinstance(value, dt.date):
+        return "'" + value.isoformat() + "'"
+    if isinstance(value, bytes):
+        return "X'" + value.hex() + "'" if value else "''"
+    raise SnapshotError(f"cannot use {value!r} as a key")
+
+
+def select_sql(
+    plan: TablePlan,
+    after: Key | None,
+    upto: Key | None,
+    limit: int | None,
+    *,
+    key_only: bool = False,
+    offset: int = 0,
+) -> str:
+    """The SELECT of the table's rows with ``after < key <= upto`` in key order
+    (``key_only``: the key columns only, from the ``offset``-th row)."""
+    keys = [_quote(k) for k in plan.key]
+    listed = keys if key_only else [c.select for c in plan.columns]
+    sql = f"SELECT {', '.join(listed)} FROM {plan.quoted}"
+    where = []
+    if after is not None:
+        where.append(f"({', '.join(keys)}) > ({', '.join(_literal(v) for v in after)})")
+    if upto is not None:
+        where.append(f"({', '.join(keys)}) <= ({', '.join(_literal(v) for v in upto)})")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if keys:
+        sql += f" ORDER BY {', '.join(keys)}"
+    if limit is not None:
+        sql += f" LIMIT {limit}"
+        if offset:
+            sql += f" OFFSET {offset}"
+    return sql
+
+
+def key_converters(plan: TablePlan) -> list[Callable[[bytes], Any]]:
+    """The value conversion of each key column (keys in server order need no collation)."""
+    by_name = {c.name: c for c in plan.columns}
+    return [_converter(by_name[k], None, plan.labels, plan.mariadb) for k in plan.key]
 
 
 def read_change(plan: TablePlan, row: dict[str, Any], point: ReadPoint, at: dt.datetime) -> Change:

@@ -24,7 +24,6 @@ import datetime as dt
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomysql
@@ -35,6 +34,12 @@ from ..control import open_control
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (
+    COLUMNS_SQL,
+    KEY_SQL,
+    NO_LOG_MESSAGE,
+    SESSION_SQL,
+    SYSTEM_SCHEMAS,
+    TABLES_SQL,
     Key,
     ReadPoint,
     Seam,
@@ -44,6 +49,7 @@ from ..snapshot import (
     TableProgress,
     plan_table,
     read_change,
+    select_sql,
 )
 from .config import ReplicaConfig
 
@@ -57,7 +63,6 @@ _Item = tuple[Change, "tuple[TableProgress, Key, ReadPoint] | None"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("replica_client.snapshot")
-_SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _FETCH = 1000
 _NO_SUCH_TABLE = 1146
 _TABLE_DEF_CHANGED = 1412
@@ -102,14 +107,9 @@ class SnapshotReader:
         self._mariadb = b"mariadb" in version.lower()
         metadata = await self._variable("binlog_row_metadata")
         if self._mariadb and metadata in ("", "NO_LOG"):
-            raise SnapshotError(
-                "the primary has binlog_row_metadata=NO_LOG: its binlog does not say "
-                "signedness or character sets, so streamed values could not equal the "
-                "snapshot's; set binlog_row_metadata=MINIMAL or FULL"
-            )
-        await self._execute("SET SESSION time_zone = '+00:00'")
-        await self._execute("SET SESSION character_set_results = NULL")
-        await self._execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            raise SnapshotError(NO_LOG_MESSAGE)
+        for sql in SESSION_SQL:
+            await self._execute(sql)
         names = await self._table_names()
         labels = metadata == "FULL"
         for name in names:
@@ -173,10 +173,7 @@ class SnapshotReader:
     async def _table_names(self) -> list[str]:
         cfg = self._config
         wanted = self._tables
-        rows = await self._rows(
-            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
-            "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME"
-        )
+        rows = await self._rows(TABLES_SQL)
         found = [(s.decode(), t.decode()) for s, t in rows]
         if wanted is not None:
             have = {f"{s}.{t}" for s, t in found}
@@ -188,28 +185,19 @@ class SnapshotReader:
         return [
             f"{s}.{t}"
             for s, t in found
-            if s not in _SYSTEM_SCHEMAS and (match is None or match(s, t))
+            if s not in SYSTEM_SCHEMAS and (match is None or match(s, t))
         ]
 
     async def _columns(self, name: str) -> list[tuple[str, str, str]]:
         """(name, DATA_TYPE, COLUMN_TYPE) of each column of table ``name``, in order."""
         schema, _, table = name.partition(".")
-        columns = await self._rows(
-            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
-            (schema, table),
-        )
+        columns = await self._rows(COLUMNS_SQL, (schema, table))
         return [(_text(n), _text(d), _text(c)) for n, d, c in columns]
 
     async def _plan(self, name: str, labels: bool) -> TablePlan:
         schema, _, table = name.partition(".")
         columns = await self._columns(name)
-        key = await self._rows(
-            "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' "
-            "ORDER BY ORDINAL_POSITION",
-            (schema, table),
-        )
+        key = await self._rows(KEY_SQL, (schema, table))
         return plan_table(
             schema,
             table,
@@ -357,7 +345,7 @@ class SnapshotReader:
         planned = [(c.name, c.data_type, c.column_type) for c in plan.columns]
         if [(n, d.lower(), t.lower()) for n, d, t in await self._columns(plan.name)] != planned:
             raise _RedoError()
-        await self._fetch(cursor.execute(_select_sql(plan, after, limit)), plan)
+        await self._fetch(cursor.execute(select_sql(plan, after, None, limit)), plan)
         fields = cursor._result.fields
         shape = tuple((f.name, f.type_code, f.charsetnr, f.length) for f in fields)
         if self._descriptions.setdefault(plan.name, shape) != shape:
@@ -478,29 +466,3 @@ class _RedoError(Exception):
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        raise SnapshotError(f"cannot use {value!r} as a key")
-    if isinstance(value, int | Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return "'" + value.replace(tzinfo=None).isoformat(" ") + "'"
-    if isinstance(value, dt.date):
-        return "'" + value.isoformat() + "'"
-    if isinstance(value, bytes):
-        return "X'" + value.hex() + "'" if value else "''"
-    raise SnapshotError(f"cannot use {value!r} as a key")
-
-
-def _select_sql(plan: TablePlan, after: Key | None, limit: int | None) -> str:
-    sql = f"SELECT {', '.join(c.select for c in plan.columns)} FROM {plan.quoted}"
-    keys = [f"`{k.replace('`', '``')}`" for k in plan.key]
-    if after is not None:
-        sql += f" WHERE ({', '.join(keys)}) > ({', '.join(_literal(v) for v in after)})"
-    if keys:
-        sql += f" ORDER BY {', '.join(keys)}"
-    if limit is not None:
-        sql += f" LIMIT {limit}"
-    return sql

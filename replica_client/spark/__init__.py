@@ -37,8 +37,12 @@ startingPosition       ``earliest`` (first binlog still on the primary, default)
                        ``latest`` (the binlog's end now), a MariaDB GTID state
                        ``0-1-100,1-2-7``, a MySQL GTID set ``uuid:1-100``, or
                        ``file:pos`` (``mysql-bin.000003:4``,
-                       a transaction boundary). Only for a new query: a restarted
-                       query resumes from its checkpoint.
+                       a transaction boundary), or ``snapshot``: the tables'
+                       existing rows first (``op`` ``r``, primary-key ranges read
+                       by tasks; see ``spark/snapshot.py``), then the stream. Only
+                       for a new query: a restarted query resumes from its
+                       checkpoint.
+snapshotChunkRows      startingPosition=snapshot: rows per key range (50000)
 tables                 only these tables: ``db.t,db2.*`` (fnmatch patterns,
                        comma-separated); rows of other tables are never decoded
 excludeTables          tables to leave out, same syntax
@@ -69,7 +73,7 @@ ignores them, ``Trigger.AvailableNow`` honours them and stops at the binlog end
 seen when the query started.
 
 The schema (the same for every table; see :mod:`replica_client.spark.changelog`):
-``op`` (c/u/d), ``db``, ``table``, ``before``, ``after`` (JSON strings),
+``op`` (c/u/d, r for snapshot rows), ``db``, ``table``, ``before``, ``after`` (JSON strings),
 ``pk`` (JSON of the primary-key columns), ``gtid``, ``server_id``, ``file``,
 ``pos``, ``row_index``, ``commit_ts``, ``seq``. Row images are JSON text, not
 VARIANT: JSON strings round-trip through every sink (parquet, Delta, Kafka) and

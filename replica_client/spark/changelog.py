@@ -5,7 +5,8 @@ one row per changed table row. The columns (the Spark schema is built from
 :data:`FIELDS` in :mod:`replica_client.spark.source`):
 
 =========  =========  ==========================================================
-op         string     ``c`` insert, ``u`` update, ``d`` delete
+op         string     ``c`` insert, ``u`` update, ``d`` delete, ``r`` a row read
+                      by ``startingPosition=snapshot`` (see ``spark/snapshot.py``)
 db         string     schema (database) of the table
 table      string     table name
 before     string     JSON object of the row before the change (null for ``c``)
@@ -20,7 +21,9 @@ pos        bigint     start position of the rows event in ``file``
 row_index  int        index of the row inside its rows event
 commit_ts  timestamp  the primary's timestamp of the rows event (seconds, UTC)
 seq        bigint     ``file_number * 2**32 + pos + row_index``: increases with
-                      every row in binlog order, the same in stream and batch
+                      every row in binlog order, the same in stream and batch;
+                      for ``r`` rows the seq of their read point (shared by the
+                      rows read there, below every later change's)
 =========  =========  ==========================================================
 
 Why ``seq`` is unique and ordered: a rows event of ``S`` bytes holds fewer
@@ -249,6 +252,41 @@ class ChangelogBuilder:
         c_idx.extend(range(n))
         c_ts.extend([ts] * n)
         c_seq.extend(range(base, base + n))
+        self.rows += n
+
+    def add_reads(
+        self,
+        db: str,
+        table: str,
+        key: tuple[str, ...],
+        rows: list[dict[str, Any]],
+        file: str,
+        pos: int,
+        gtid: str | None,
+        at: dt.datetime,
+    ) -> None:
+        """Add rows a snapshot read at the binlog point ``file:pos`` (GTID state ``gtid``):
+        ``op`` ``r``; ``seq`` is the point's (every change after the point has a higher one)."""
+        n = len(rows)
+        (c_op, c_db, c_table, c_before, c_after, c_pk, c_gtid, c_sid, c_file, c_pos, c_idx,
+         c_ts, c_seq) = self._cols  # fmt: skip
+        for row in rows:
+            c_after.append(_json(row))
+            if len(key) == 1 and type(row[key[0]]) is int:
+                c_pk.append(f"{_pk_prefix(key[0])}{row[key[0]]}}}")
+            else:
+                c_pk.append(_json({k: row[k] for k in key}))
+        c_op.extend(["r"] * n)
+        c_before.extend([None] * n)
+        c_db.extend([db] * n)
+        c_table.extend([table] * n)
+        c_gtid.extend([gtid] * n)
+        c_sid.extend([0] * n)
+        c_file.extend([file] * n)
+        c_pos.extend([pos] * n)
+        c_idx.extend(range(n))
+        c_ts.extend([int(at.timestamp() * 1_000_000)] * n)
+        c_seq.extend([(file_number(file) << 32) + pos] * n)
         self.rows += n
 
     def take_batch(self) -> pa.RecordBatch:

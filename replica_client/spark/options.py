@@ -26,8 +26,9 @@ __all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition",
 #: A batch holds its raw events in the driver until Spark plans it; cap it by default.
 DEFAULT_MAX_BYTES_PER_TRIGGER: Final = 64 << 20
 
-#: "earliest", "latest", a MariaDB GTID state, a MySQL GTID set, or a file position.
-StartingPosition = Literal["earliest", "latest"] | Gtid | MysqlGtidSet | FilePos
+#: "earliest", "latest", "snapshot" (the tables' rows first, then the stream from
+#: the binlog's end then), a MariaDB GTID state, a MySQL GTID set, or a file position.
+StartingPosition = Literal["earliest", "latest", "snapshot"] | Gtid | MysqlGtidSet | FilePos
 
 
 _KNOWN: Final = frozenset(
@@ -54,6 +55,7 @@ _KNOWN: Final = frozenset(
         "readtimeout",
         "tls",
         "tlsca",
+        "snapshotchunkrows",
     }
 )
 
@@ -107,8 +109,12 @@ def parse_starting_position(text: str) -> StartingPosition:
     """``earliest`` | ``latest`` | ``0-1-100[,1-2-7]`` | ``uuid:1-100`` | ``mysql-bin.000003:4``."""
     value = text.strip()
     lowered = value.lower()
-    if lowered in ("earliest", "latest"):
-        return "earliest" if lowered == "earliest" else "latest"
+    if lowered == "earliest":
+        return "earliest"
+    if lowered == "latest":
+        return "latest"
+    if lowered == "snapshot":
+        return "snapshot"
     if _UUID_PREFIX.match(value):
         return MysqlGtidSet(value)
     if ":" in value:
@@ -143,6 +149,8 @@ class SourceOptions:
     read_timeout: float = 60.0
     tls: TlsMode = "off"
     tls_ca: str | None = None
+    #: startingPosition=snapshot: about this many rows per key range (one task each).
+    snapshot_chunk_rows: int = 50_000
 
     def decoder_options(self, *, with_filter: bool = True) -> DecoderOptions:
         """Decoder options for executors (the filter is applied by the driver in streams)."""
@@ -191,7 +199,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
                 "host, port, hosts, user, password, server_id, startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
                 "maxBytesPerTrigger, maxPartitions, partitionBytes, connectTimeout, "
-                "readTimeout, tls, tlsCa, path"
+                "readTimeout, tls, tlsCa, snapshotChunkRows, path"
             )
         opts[key] = "" if value is None else str(value)
     paths: list[str] = []
@@ -244,4 +252,5 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         read_timeout=_float(opts, "readtimeout", 60.0),
         tls=tls,
         tls_ca=opts.get("tlsca") or None,
+        snapshot_chunk_rows=_int(opts, "snapshotchunkrows", 50_000, 1) or 50_000,
     )

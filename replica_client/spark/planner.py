@@ -18,11 +18,12 @@ primary no longer has that range, :class:`BinlogPositionError` is raised.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..control import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
@@ -45,6 +46,7 @@ from ..position import (
 )
 from .dump import BinlogDump, Txn, position_key
 from .options import SourceOptions
+from .snapshot import Chunk, plan_snapshot
 
 __all__ = ["Offset", "StreamPlanner", "TxnSlice", "split_partitions"]
 
@@ -70,15 +72,21 @@ class Offset:
     pos: int
     gtid: str
     host: str = ""
+    #: startingPosition=snapshot, while key ranges are left: JSON of
+    #: ``{"chunks": [...], "next": n}`` (the ranges, and how many are planned);
+    #: the stream starts at file/pos once they are all planned.
+    snapshot: str = ""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Offset:
         try:
+            snapshot = data.get("snapshot")
             return cls(
                 str(data.get("file") or ""),
                 int(data.get("pos") or 0),
                 str(data["gtid"]),
                 str(data.get("host") or ""),
+                json.dumps(snapshot, separators=(",", ":")) if snapshot else "",
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"not an offset of the mariadb_binlog source: {data!r}") from exc
@@ -87,11 +95,27 @@ class Offset:
         out: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
         if self.host:
             out["host"] = self.host
+        if self.snapshot:
+            out["snapshot"] = json.loads(self.snapshot)
         return out
+
+    def snapshot_plan(self) -> tuple[list[Chunk], int]:
+        """The key ranges of the snapshot and how many of them are planned so far."""
+        if not self.snapshot:
+            return [], 0
+        data = json.loads(self.snapshot)
+        return [(str(n), a, u) for n, a, u in data["chunks"]], int(data["next"])
+
+    def with_snapshot(self, chunks: list[Chunk], planned: int) -> Offset:
+        """This offset with ``planned`` of ``chunks`` planned (none left: the stream's)."""
+        if planned >= len(chunks):
+            return replace(self, snapshot="")
+        text = json.dumps({"chunks": chunks, "next": planned}, separators=(",", ":"))
+        return replace(self, snapshot=text)
 
     @property
     def key(self) -> tuple[str, int, str]:
-        return (self.file, self.pos, self.gtid)
+        return (self.file, self.pos, self.gtid + self.snapshot)
 
     def on(self, address: str) -> bool:
         """Whether the offset's file position is one of ``address``'s binlog."""
@@ -113,9 +137,8 @@ class Offset:
         return parse_gtid_state(self.gtid)
 
 
-def _control_connection(opts: SourceOptions) -> Any:
-    import pymysql
-
+def connection_kwargs(opts: SourceOptions) -> dict[str, Any]:
+    """PyMySQL connection arguments for the primary of ``opts``."""
     kwargs: dict[str, Any] = {
         "host": opts.host,
         "port": opts.port,
@@ -128,7 +151,13 @@ def _control_connection(opts: SourceOptions) -> Any:
         kwargs["ssl"] = {"ca": opts.tls_ca} if opts.tls_ca else {}
         kwargs["ssl_verify_cert"] = opts.tls != "required"
         kwargs["ssl_verify_identity"] = opts.tls == "verify_identity"
-    return pymysql.connect(**kwargs)
+    return kwargs
+
+
+def _control_connection(opts: SourceOptions) -> Any:
+    import pymysql
+
+    return pymysql.connect(**connection_kwargs(opts))
 
 
 def _query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -224,6 +253,7 @@ class StreamPlanner:
         # The MariaDB GTIDs of the last transactions planned, to name the ones a new
         # primary lacks.
         self._recent: deque[GtidTriple] = deque(maxlen=100_000)
+        self._initial: Offset | None = None  # startingPosition=snapshot: its plan
 
     # -- Spark calls ------------------------------------------------------------------------
 
@@ -233,7 +263,12 @@ class StreamPlanner:
         return self.opts.for_address(self._address)
 
     def initial_offset(self) -> Offset:
-        return resolve_start(self.primary)
+        if self.opts.starting_position != "snapshot":
+            return resolve_start(self.primary)
+        if self._initial is None:  # the same plan for every call of this query run
+            (file, pos, gtid), chunks = plan_snapshot(self.primary, self.opts.snapshot_chunk_rows)
+            self._initial = Offset(file, pos, gtid, self._address).with_snapshot(chunks, 0)
+        return self._initial
 
     def prepare_available_now(self) -> None:
         """Fix the target: the primary's binlog end now; batches never pass it."""
@@ -241,6 +276,10 @@ class StreamPlanner:
 
     def latest_offset(self, start: Offset, max_rows: int | None, max_bytes: int | None) -> Offset:
         """The end of the next batch from ``start``, within the limits and the target."""
+        if start.snapshot:
+            # Snapshot batches: up to maxPartitions key ranges each (one task a range).
+            chunks, planned = start.snapshot_plan()
+            return start.with_snapshot(chunks, planned + self.opts.max_partitions)
         target = self._target
         if (
             target is not None
@@ -278,6 +317,20 @@ class StreamPlanner:
         if end != start:
             self._remember((start.key, end.key), taken)
         return end
+
+    def snapshot_chunks(self, start: Offset, end: Offset) -> list[Chunk]:
+        """The key ranges the snapshot batch ``[start, end)`` reads.
+
+        The plan is the end's where it has one: a first batch replayed after a
+        restart may start from a newly planned initial offset, while its end and
+        every later offset hold the plan that was logged.
+        """
+        planned = start.snapshot_plan()[1]
+        if end.snapshot:
+            chunks, upto = end.snapshot_plan()
+            return chunks[planned:upto]
+        chunks = start.snapshot_plan()[0]
+        return chunks[planned:]
 
     def plan(self, start: Offset, end: Offset) -> list[list[TxnSlice]]:
         """The partitions of the batch ``[start, end)`` (re-read when not cached)."""

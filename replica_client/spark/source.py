@@ -58,6 +58,7 @@ from ..files import BinlogFileReader, binlog_files_in
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
 from .options import SourceOptions, parse_options
 from .planner import Offset, StreamPlanner, TxnSlice
+from .snapshot import Chunk, read_chunk
 
 __all__ = [
     "CHANGELOG_SCHEMA",
@@ -204,6 +205,14 @@ class StreamPartition(InputPartition):
         self.txns = txns
 
 
+class SnapshotPartition(InputPartition):
+    """One primary-key range of one table, read by one task (startingPosition=snapshot)."""
+
+    def __init__(self, index: int, chunk: Chunk) -> None:
+        self.index = index
+        self.chunk = chunk
+
+
 def decode_slices(txns: list[TxnSlice], options: DecoderOptions) -> Iterator[pa.RecordBatch]:
     """Decode the raw events of a stream partition into changelog batches."""
     builder = ChangelogBuilder()
@@ -271,8 +280,14 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 - Spark's name
         self.planner.prepare_available_now()
 
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[StreamPartition]:
-        parts = self.planner.plan(Offset.from_json(start), Offset.from_json(end))
+    def partitions(
+        self, start: dict[str, Any], end: dict[str, Any]
+    ) -> list[StreamPartition] | list[SnapshotPartition]:
+        first, last = Offset.from_json(start), Offset.from_json(end)
+        if first.snapshot:
+            chunks = self.planner.snapshot_chunks(first, last)
+            return [SnapshotPartition(i, c) for i, c in enumerate(chunks)]
+        parts = self.planner.plan(first, last)
         return [StreamPartition(i, p) for i, p in enumerate(parts)]
 
     def commit(self, end: dict[str, Any]) -> None:
@@ -285,6 +300,8 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executors ----------------------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if isinstance(partition, SnapshotPartition):
+            return _conform(read_chunk(self.opts, partition.chunk), _arrow_schema_for(self.schema))
         assert isinstance(partition, StreamPartition)
         batches = decode_slices(partition.txns, self.opts.decoder_options(with_filter=False))
         return _conform(batches, _arrow_schema_for(self.schema))

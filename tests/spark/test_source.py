@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -87,6 +88,39 @@ def _run(
     )
     query.awaitTermination(120)
     assert not query.isActive, "the availableNow query did not finish"
+
+
+def _run_into_copy(
+    spark: SparkSession,
+    options: dict[str, Any],
+    checkpoint: Path,
+    sink: Any,
+    fail_at: int | None = None,
+) -> None:
+    """One availableNow run whose batches go to ``sink(df, batch_id)``; with ``fail_at``
+    the sink's failure (raised after ``sink`` ran for that batch) must stop the query."""
+    reader = spark.readStream.format("mariadb_binlog")
+    for name, value in options.items():
+        reader = reader.option(name, value)
+
+    def each(df: DataFrame, batch_id: int) -> None:
+        sink(df, batch_id)
+        if batch_id == fail_at:
+            raise RuntimeError(f"sink failure injected at batch {batch_id}")
+
+    query = (
+        reader.load()
+        .writeStream.foreachBatch(each)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    if fail_at is None:
+        query.awaitTermination(120)
+        assert query.exception() is None
+    else:
+        with pytest.raises(PySparkException, match="sink failure"):
+            query.awaitTermination(120)
 
 
 def _rows(batches: list[tuple[int, list[Any]]]) -> list[Any]:
@@ -198,38 +232,20 @@ def test_sink_failure_then_restart_applies_every_change_once(
     )
     applied: list[int] = []
 
+    def sink(df: DataFrame, batch_id: int) -> None:
+        example.apply_batch(spark, df, batch_id, out=str(out), keys=["id"], columns=columns)
+        applied.append(batch_id)
+
     def run(fail_at: int | None) -> None:
-        reader = spark.readStream.format("mariadb_binlog")
-        for name, value in opts.items():
-            reader = reader.option(name, value)
-
-        def sink(df: DataFrame, batch_id: int) -> None:
-            example.apply_batch(spark, df, batch_id, out=str(out), keys=["id"], columns=columns)
-            if fail_at is not None and batch_id == fail_at:
-                raise RuntimeError("sink failure after writing, before the commit")
-            applied.append(batch_id)
-
-        query = (
-            reader.load()
-            .writeStream.foreachBatch(sink)
-            .option("checkpointLocation", str(tmp_path / "ck"))
-            .trigger(availableNow=True)
-            .start()
-        )
-        if fail_at is None:
-            query.awaitTermination(120)
-            assert query.exception() is None
-        else:
-            with pytest.raises(PySparkException, match="sink failure"):
-                query.awaitTermination(120)
+        _run_into_copy(spark, opts, tmp_path / "ck", sink, fail_at)
 
     run(fail_at=2)
-    assert applied == [0, 1]
+    assert applied == [0, 1, 2]  # batch 2 written, its commit failed
     run(fail_at=None)
-    assert applied[:3] == [0, 1, 2], "batch 2 was replayed from the checkpoint"
+    assert applied[:4] == [0, 1, 2, 2], "batch 2 was replayed from the checkpoint"
     version = example.latest_version(str(out))
     assert version is not None
-    copy = sorted(tuple(r) for r in spark.read.parquet(version).collect())
+    copy = sorted(tuple(r) for r in spark.read.parquet(version).drop("_seq").collect())
     primary = sorted(
         (r[0], r[1], str(r[2]), r[3])
         for r in srv.sql("SELECT id, customer, total, status FROM s_apply.orders")
@@ -403,3 +419,149 @@ def test_planner_reopens_a_dump_the_primary_dropped_between_batches(
 def _dropped() -> Iterator[Any]:
     raise ConnectionLostError("the primary closed the connection")
     yield
+
+
+_COLUMNS = "id INT, v INT, note STRING"
+
+
+def _apply_guarded(mirror: dict[int, tuple[int, dict[str, Any]]], row: Any) -> None:
+    """Apply one changelog row to ``mirror`` (id -> (seq, row)) the way a sink merges a
+    snapshot with the stream: a change to a key only when its seq is above the key's."""
+    seq = int(row["seq"])
+    before = json.loads(row["before"]) if row["before"] else None
+    after = json.loads(row["after"]) if row["after"] else None
+    if before is not None and (after is None or after["id"] != before["id"]):
+        held = mirror.get(before["id"])
+        if held is not None and seq > held[0]:
+            del mirror[before["id"]]
+    if after is not None:
+        held = mirror.get(after["id"])
+        if held is None or seq > held[0]:
+            mirror[after["id"]] = (seq, after)
+
+
+def test_snapshot_then_stream_with_writers_and_a_restart_merges_to_select(
+    spark: SparkSession, spark_primary: MariaDBServer, server_id: int, tmp_path: Path
+) -> None:
+    srv = spark_primary
+    srv.sql_many(
+        [
+            "DROP DATABASE IF EXISTS s_snap",
+            "CREATE DATABASE s_snap",
+            "CREATE TABLE s_snap.items (id INT PRIMARY KEY, v INT, note VARCHAR(20))",
+            "INSERT INTO s_snap.items SELECT seq, seq, CONCAT('n', seq) FROM s_snap.seq_1_to_1200",
+        ]
+    )
+    stop = threading.Event()
+
+    def writer() -> None:
+        conn = pymysql.connect(
+            host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=True
+        )
+        i = 0
+        try:
+            with conn.cursor() as cur:
+                while not stop.is_set():
+                    key = (i * 7919) % 1300 + 1
+                    cur.execute("BEGIN")
+                    cur.execute("UPDATE s_snap.items SET v = v + 1000 WHERE id = %s", (key,))
+                    cur.execute("DELETE FROM s_snap.items WHERE id = %s", ((key * 31) % 1300,))
+                    cur.execute("INSERT IGNORE INTO s_snap.items VALUES (%s, 0, 'w')", (2000 + i,))
+                    cur.execute(
+                        "UPDATE IGNORE s_snap.items SET id = id + 5000 WHERE id = %s", (key + 1,)
+                    )
+                    cur.execute("COMMIT")
+                    i += 1
+                    time.sleep(0.02)
+        finally:
+            conn.close()
+
+    opts = stream_options(
+        srv,
+        server_id,
+        startingPosition="snapshot",
+        tables="s_snap.items",
+        snapshotChunkRows=100,
+        maxPartitions=2,
+    )
+    batches: list[tuple[int, list[Any]]] = []
+    example = _example()
+    out = str(tmp_path / "copy")
+
+    def sink(df: DataFrame, batch_id: int) -> None:
+        example.apply_batch(spark, df, batch_id, out=out, keys=["id"], columns=_COLUMNS)
+        batches.append((batch_id, df.collect()))
+
+    def run(fail_at: int | None = None) -> None:
+        _run_into_copy(spark, opts, tmp_path / "ck", sink, fail_at)
+
+    writing = threading.Thread(target=writer)
+    writing.start()
+    try:
+        run(fail_at=3)
+        assert [b for b, _ in batches] == [0, 1, 2, 3]  # batch 3 applied, not committed
+        del batches[-1]  # (Spark replays it: what counts is its second run)
+        run()  # resumes the snapshot from batch 3
+    finally:
+        stop.set()
+        writing.join(60)
+    run()  # the changes after the writers stopped
+    rows = _rows(batches)
+    ops = Counter(r["op"] for r in rows)
+    snapshot_batches = [b for b, rs in batches if rs and all(r["op"] == "r" for r in rs)]
+    mirror: dict[int, tuple[int, dict[str, Any]]] = {}
+    for row in rows:
+        _apply_guarded(mirror, row)
+    want = {
+        int(i): {"id": int(i), "v": int(v), "note": note}
+        for i, v, note in srv.sql("SELECT id, v, note FROM s_snap.items")
+    }
+    print(
+        f"batches {[b for b, _ in batches]}, snapshot batches {snapshot_batches}, ops {dict(ops)}"
+    )
+    assert ops["r"] >= 1200 - ops["d"] and ops["u"] > 0 and ops["d"] > 0
+    assert len(snapshot_batches) >= 6  # 12+ ranges, two per batch
+    reads = [r for r in rows if r["op"] == "r"]
+    twice = [pk for pk, n in Counter(r["pk"] for r in reads).items() if n > 1]
+    assert not twice, [
+        (b, r["pk"], r["seq"], r["row_index"]) for b, rs in batches for r in rs if r["pk"] in twice
+    ]
+    assert {k: v for k, (_, v) in mirror.items()} == want
+    # The example's parquet copy (examples/spark_pipeline.py) merges the same way.
+    version = example.latest_version(out)
+    assert version is not None
+    copy = {r["id"]: r.asDict() for r in spark.read.parquet(version).drop("_seq").collect()}
+    assert copy == want
+
+
+def test_example_copy_skips_a_change_its_snapshot_read_holds(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A streamed change with a seq below the read of its row (the read holds it) is
+    skipped; one above it applies; deletes likewise."""
+    example = _example()
+    out = str(tmp_path / "copy")
+
+    def batch(rows: list[tuple[str, str | None, str | None, int]]) -> DataFrame:
+        return spark.createDataFrame(rows, "op STRING, before STRING, after STRING, seq BIGINT")
+
+    reads = batch(
+        [
+            ("r", None, '{"id":1,"v":5,"note":"read"}', 100),
+            ("r", None, '{"id":2,"v":7,"note":"read"}', 100),
+        ]
+    )
+    example.apply_batch(spark, reads, 0, out=out, keys=["id"], columns=_COLUMNS)
+    stream = batch(
+        [
+            ("u", '{"id":1,"v":4,"note":"old"}', '{"id":1,"v":5,"note":"old"}', 50),
+            ("d", '{"id":2,"v":7,"note":"read"}', None, 60),
+            ("u", '{"id":1,"v":5,"note":"read"}', '{"id":1,"v":6,"note":"new"}', 150),
+            ("c", None, '{"id":3,"v":1,"note":"new"}', 160),
+        ]
+    )
+    example.apply_batch(spark, stream, 1, out=out, keys=["id"], columns=_COLUMNS)
+    version = example.latest_version(out)
+    assert version is not None
+    copy = sorted(tuple(r) for r in spark.read.parquet(version).collect())
+    assert copy == [(1, 6, "new", 150), (2, 7, "read", 100), (3, 1, "new", 160)]

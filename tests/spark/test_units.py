@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pkgutil
 from decimal import Decimal
 
@@ -48,6 +49,7 @@ def test_option_names_are_case_insensitive_as_spark_lowercases_them() -> None:
     [
         ("earliest", "earliest"),
         ("LATEST", "latest"),
+        ("Snapshot", "snapshot"),
         ("0-1-100,1-2-7", Gtid("0-1-100,1-2-7")),
         ("mysql-bin.000001:256", FilePos("mysql-bin.000001", 256)),
         (
@@ -66,7 +68,13 @@ def test_starting_positions(text: str, expected: object) -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"nosuch": "1"}, {"port": "x"}, {"maxRowsPerTrigger": "0"}, {"startingPosition": "bogus"}],
+    [
+        {"nosuch": "1"},
+        {"port": "x"},
+        {"maxRowsPerTrigger": "0"},
+        {"startingPosition": "bogus"},
+        {"snapshotChunkRows": "0"},
+    ],
 )
 def test_bad_options_raise_config_error(options: dict[str, str]) -> None:
     with pytest.raises(ConfigError):
@@ -163,3 +171,14 @@ def test_offsets_name_their_primary_and_resume_elsewhere_by_gtid() -> None:
     assert legacy.host == "" and legacy.start("db2:3306") == FilePos("mysql-bin.000003", 400)
     with pytest.raises(ConfigError, match="cannot be resumed on another primary"):
         Offset("mysql-bin.000003", 400, "", "db1:3306").start("db2:3306")
+
+
+def test_snapshot_offsets_plan_ranges_then_become_the_stream_offset() -> None:
+    chunks = [("d.t", None, [100]), ("d.t", [100], [200]), ("d.t", [200], None)]
+    first = Offset("b.000001", 400, "0-1-9", "h:1").with_snapshot(chunks, 0)
+    assert Offset.from_json(json.loads(json.dumps(first.to_json()))) == first
+    assert first.snapshot_plan() == (chunks, 0)
+    second = first.with_snapshot(chunks, 2)
+    assert second.snapshot_plan()[1] == 2 and second.key != first.key
+    done = first.with_snapshot(chunks, 3)
+    assert not done.snapshot and done == Offset("b.000001", 400, "0-1-9", "h:1")

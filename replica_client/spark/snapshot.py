@@ -1,0 +1,207 @@
+"""``startingPosition=snapshot``: the tables' existing rows as the first micro-batches.
+
+No pyspark import. The driver (:func:`plan_snapshot`) takes the stream's start
+``P0`` (the primary's binlog end and GTID state now) and cuts every selected
+table into primary-key ranges of about ``snapshotChunkRows`` rows (the key
+boundaries only; a table whose key order is not Python's, text keys, is one
+range). Each range is read by one executor task (:func:`read_chunk`) in its
+own ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` at its own binlog point
+``Pc >= P0``; its rows are changelog rows with ``op`` ``r`` whose ``file``,
+``pos``, ``gtid`` and ``seq`` are those of ``Pc``. The stream then starts at
+``P0``.
+
+A change streamed after the snapshot that comes before its row's read point
+is already in the read row: its ``seq`` is lower than the read's. A sink that
+applies a change to a key only when its ``seq`` is higher than the one it
+holds for that key (``examples/spark_pipeline.py``) ends with exactly the
+primary's rows. Tables need a primary key; MySQL needs ``RELOAD`` (each read
+point is taken under a brief global read lock).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import SnapshotError
+from ..snapshot import (
+    COLUMNS_SQL,
+    KEY_SQL,
+    NO_LOG_MESSAGE,
+    SESSION_SQL,
+    SYSTEM_SCHEMAS,
+    TABLES_SQL,
+    TablePlan,
+    key_converters,
+    key_from_json,
+    key_to_json,
+    plan_table,
+    select_sql,
+)
+from .changelog import ChangelogBuilder
+from .options import SourceOptions
+
+__all__ = ["Chunk", "plan_snapshot", "read_chunk"]
+
+#: One range of one table: ``"schema.table"``, the key after which it starts and the
+#: key it ends with (key JSON as in ``SnapshotState``; None: unbounded).
+Chunk = tuple[str, "list[Any] | None", "list[Any] | None"]
+
+_FETCH = 1000
+
+
+def _connect(opts: SourceOptions) -> Any:
+    import pymysql
+    from pymysql.converters import conversions
+
+    from .planner import connection_kwargs
+
+    # Raw values: each column is converted by its plan, as the decoder types it (no
+    # decoders; the encoders quote query arguments).
+    encoders = {k: v for k, v in conversions.items() if not isinstance(k, int)}
+    conn = pymysql.connect(**connection_kwargs(opts), use_unicode=False, conv=encoders)
+    with conn.cursor() as cur:
+        for sql in SESSION_SQL:
+            cur.execute(sql)
+    return conn
+
+
+def _rows(conn: Any, sql: str, args: tuple[Any, ...] | None = None) -> list[tuple[Any, ...]]:
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        return [tuple(r) for r in cur.fetchall()]
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _server(conn: Any) -> tuple[bool, bool]:
+    """(MariaDB?, ENUM/SET as labels?) of the primary; raises on NO_LOG metadata."""
+    mariadb = b"mariadb" in _rows(conn, "SELECT VERSION()")[0][0].lower()
+    found = _rows(conn, "SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'")
+    metadata = _text(found[0][1]).upper() if found else ""
+    if mariadb and metadata in ("", "NO_LOG"):
+        raise SnapshotError(NO_LOG_MESSAGE)
+    return mariadb, metadata == "FULL"
+
+
+def _plan(conn: Any, name: str, labels: bool, mariadb: bool) -> TablePlan:
+    schema, _, table = name.partition(".")
+    columns = [
+        (_text(n), _text(d), _text(c)) for n, d, c in _rows(conn, COLUMNS_SQL, (schema, table))
+    ]
+    key = [_text(r[0]) for r in _rows(conn, KEY_SQL, (schema, table))]
+    plan = plan_table(schema, table, columns, key, labels=labels, mariadb=mariadb)
+    if not plan.key:
+        raise SnapshotError(
+            f"table {name} has no primary key: startingPosition=snapshot needs one "
+            "(the sink merges the snapshot and the stream by key)"
+        )
+    return plan
+
+
+def _point(conn: Any, mariadb: bool) -> tuple[str, int, str]:
+    """Start a consistent-snapshot transaction: (file, pos, GTID state) it reads at."""
+    if mariadb:
+        _rows(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        status = dict(_rows(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'"))
+        file = _text(status.get(b"Binlog_snapshot_file", b""))
+        pos = int(status.get(b"Binlog_snapshot_position", b"0"))
+        if not file:
+            raise SnapshotError("the primary does not write a binlog (log_bin is off)")
+        gtid = _rows(conn, "SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))[0][0]
+        return file, pos, _text(gtid or b"")
+    _rows(conn, "FLUSH TABLES WITH READ LOCK")
+    try:
+        _rows(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        row = _rows(conn, "SHOW BINARY LOG STATUS")[0]
+    finally:
+        _rows(conn, "UNLOCK TABLES")
+    return _text(row[0]), int(row[1]), _text(row[4] or b"").replace("\n", "")
+
+
+def plan_snapshot(opts: SourceOptions, chunk_rows: int) -> tuple[tuple[str, int, str], list[Chunk]]:
+    """The stream's start (file, pos, GTID state) and the key ranges to read."""
+    conn = _connect(opts)
+    try:
+        mariadb, labels = _server(conn)
+        names = [
+            f"{_text(s)}.{_text(t)}"
+            for s, t in _rows(conn, TABLES_SQL)
+            if _text(s) not in SYSTEM_SCHEMAS and opts.tables(_text(s), _text(t))
+        ]
+        if mariadb:
+            status = _rows(conn, "SHOW MASTER STATUS")[0]
+            gtid = _text(_rows(conn, "SELECT @@GLOBAL.gtid_binlog_pos")[0][0] or b"")
+        else:
+            status = _rows(conn, "SHOW BINARY LOG STATUS")[0]
+            gtid = _text(status[4] or b"").replace("\n", "")
+        start = (_text(status[0]), int(status[1]), gtid)
+        chunks: list[Chunk] = []
+        for name in names:
+            plan = _plan(conn, name, labels, mariadb)
+            chunks += _ranges(conn, plan, chunk_rows)
+        return start, chunks
+    finally:
+        conn.close()
+
+
+def _ranges(conn: Any, plan: TablePlan, chunk_rows: int) -> list[Chunk]:
+    """``plan``'s table cut at every ``chunk_rows``-th key (one range: text keys)."""
+    if not plan.ordered_key:
+        return [(plan.name, None, None)]
+    convert = key_converters(plan)
+    out: list[Chunk] = []
+    after = None
+    while True:
+        sql = select_sql(plan, after, None, 1, key_only=True, offset=chunk_rows - 1)
+        found = _rows(conn, sql)
+        if not found:
+            out.append((plan.name, key_to_json(after), None))
+            return out
+        upto = tuple(f(v) for f, v in zip(convert, found[0], strict=True))
+        out.append((plan.name, key_to_json(after), key_to_json(upto)))
+        after = upto
+
+
+def read_chunk(opts: SourceOptions, chunk: Chunk) -> Iterator[pa.RecordBatch]:
+    """The rows of one key range as changelog rows (``op`` ``r``), read at their own point."""
+    name, after, upto = chunk
+    conn = _connect(opts)
+    try:
+        mariadb, labels = _server(conn)
+        plan = _plan(conn, name, labels, mariadb)
+        file, pos, gtid = _point(conn, mariadb)
+        at = dt.datetime.now(dt.UTC)
+        builder = ChangelogBuilder()
+        import pymysql.cursors
+
+        with conn.cursor(pymysql.cursors.SSCursor) as cur:
+            cur.execute(select_sql(plan, key_from_json(after), key_from_json(upto), None))
+            convert = plan.converters([f.charsetnr for f in cur._result.fields])
+            names = [c.name for c in plan.columns]
+            while batch := cur.fetchmany(_FETCH):
+                rows = [
+                    {
+                        n: None if v is None else f(v)
+                        for n, f, v in zip(names, convert, raw, strict=True)
+                    }
+                    for raw in batch
+                ]
+                builder.add_reads(
+                    plan.schema, plan.table, plan.key, rows, file, pos, gtid or None, at
+                )
+                yield from builder.ready()
+        _rows(conn, "COMMIT")
+        yield from builder.rest()
+    finally:
+        conn.close()
+
+
+def chunks_json(chunks: list[Chunk]) -> str:
+    return json.dumps(chunks, separators=(",", ":"))
