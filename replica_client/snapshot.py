@@ -33,6 +33,7 @@ import bisect
 import datetime as dt
 import ipaddress
 import json
+import re
 import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -62,6 +63,7 @@ __all__ = [
     "SnapshotState",
     "TablePlan",
     "TableProgress",
+    "ddl_tables",
     "plan_table",
 ]
 
@@ -653,6 +655,45 @@ def read_change(plan: TablePlan, row: dict[str, Any], point: ReadPoint, at: dt.d
         plan.key,
         0,
     )
+
+
+# -- DDL seen in the stream --------------------------------------------------------------------
+
+_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
+_NAME = re.compile(rf"({_IDENT})(?:\s*\.\s*({_IDENT}))?")
+_DDL = re.compile(r"\s*(TRUNCATE|DROP|RENAME)\b(.*)", re.IGNORECASE | re.DOTALL)
+_COMMENTS = re.compile(r"/\*.*?\*/|(?:--\s|#)[^\n]*", re.DOTALL)
+_DDL_WORDS = frozenset(
+    {"TABLE", "TABLES", "TEMPORARY", "IF", "EXISTS", "TO", "RESTRICT", "CASCADE", "NOWAIT", "WAIT"}
+)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
+
+
+def ddl_tables(query: str, schema: str) -> tuple[str, list[str]]:
+    """The statement (``TRUNCATE``, ``DROP``, ``RENAME``) and the ``"schema.table"`` names
+    a table-removing DDL statement names (``("", [])`` for any other statement)."""
+    m = _DDL.match(_COMMENTS.sub(" ", query))
+    if m is None:
+        return "", []
+    kind, rest = m[1].upper(), m[2]
+    words = rest.split(None, 2)
+    if kind != "TRUNCATE" and not (
+        words and (words[0].upper().startswith("TABLE") or words[0].upper() == "TEMPORARY")
+    ):
+        return "", []  # DROP DATABASE, RENAME USER, ...
+    names = []
+    for found in _NAME.finditer(rest):
+        first, second = found[1], found[2]
+        if (second is None and first.upper() in _DDL_WORDS) or first.isdigit():
+            continue
+        if second is None:
+            names.append(f"{schema}.{_unquote(first)}")
+        else:
+            names.append(f"{_unquote(first)}.{_unquote(second)}")
+    return kind, names
 
 
 # -- the seam ---------------------------------------------------------------------------------

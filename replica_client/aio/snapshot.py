@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomysql
 
-from ..binlog.events import RowsEvent
+from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change, ChangeBuilder
 from ..control import open_control
 from ..errors import SnapshotError
@@ -47,6 +47,7 @@ from ..snapshot import (
     SnapshotState,
     TablePlan,
     TableProgress,
+    ddl_tables,
     plan_table,
     read_change,
     select_sql,
@@ -434,7 +435,24 @@ class SnapshotReader:
                     if kept is not None:
                         yield kept, None
             else:
+                if isinstance(event, QueryEvent):
+                    self._check_ddl(event)
                 builder.feed(event)
+
+    def _check_ddl(self, event: QueryEvent) -> None:
+        """Raise on a TRUNCATE, DROP or RENAME of a table whose rows are partly handed out:
+        the rows read before it would stand in the consumer's copy with no change to
+        remove them."""
+        kind, names = ddl_tables(event.query, event.schema)
+        if not names or self.state is None:
+            return
+        partly = {t.name for t in self.state.tables if t.segments and not t.done}
+        hit = [n for n in names if n in partly]
+        if hit:
+            raise SnapshotError(
+                f"{kind} of {', '.join(hit)} while its snapshot was half read: the rows "
+                "read before it are void; snapshot the table again"
+            )
 
     async def aclose(self) -> None:
         conn, self._conn = self._conn, None
