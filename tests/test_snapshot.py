@@ -175,3 +175,13 @@ def test_ddl_tables_names_what_a_statement_removes(
     query: str, expected: tuple[str, list[str]]
 ) -> None:
     assert ddl_tables(query, "db") == expected
+
+
+def test_a_saved_state_does_not_move_with_the_reads_after_it() -> None:
+    point = ReadPoint(FilePos("b.000001", 100))
+    progress = TableProgress("d.t")
+    progress.read(None, (1,), point)
+    state = SnapshotState("chunked", point, [progress])
+    saved = state.resumed_at(point)
+    progress.read((1,), (2,), point)  # extends the live segment in place
+    assert progress.last_key == (2,) and saved.tables[0].last_key == (1,)
