@@ -112,6 +112,27 @@ def stream_key() -> Iterator[str]:
         client.close()
 
 
+def _launch(command: list[str], log_file: Path) -> subprocess.Popen[bytes]:
+    with log_file.open("ab") as log:
+        return subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=_env(CDC_PASSWORD)
+        )
+
+
+def _kill_once_published(
+    client: redis.Redis, stream_key: str, count: int, service: subprocess.Popen[bytes], log: Path
+) -> int:
+    """SIGKILL the service once ``count`` entries are in the stream; how many there are."""
+    deadline = time.monotonic() + 60
+    while client.xlen(stream_key) < count:
+        assert service.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, "the service published nothing"
+        time.sleep(0.01)
+    service.send_signal(signal.SIGKILL)
+    service.wait(30)
+    return int(client.xlen(stream_key))
+
+
 def test_cdc_service_killed_mid_stream_keeps_every_change_exactly_once(
     mariadb_primary: MariaDBServer, stream_key: str, tmp_path: Path
 ) -> None:
@@ -136,12 +157,6 @@ def test_cdc_service_killed_mid_stream_keeps_every_change_exactly_once(
         "--server-id", str(next_server_id()), "--metrics-every", "0.5",
     ]  # fmt: skip
 
-    def launch() -> subprocess.Popen[bytes]:
-        with log_file.open("ab") as log:
-            return subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=_env(CDC_PASSWORD)
-            )
-
     def writer() -> None:
         for i in range(transactions):
             mariadb_primary.sql_many(
@@ -156,21 +171,14 @@ def test_cdc_service_killed_mid_stream_keeps_every_change_exactly_once(
             time.sleep(0.03)
 
     client = redis.Redis.from_url(REDIS_URL)
-    service = launch()
+    service = _launch(command, log_file)
     writing = threading.Thread(target=writer)
     try:
         writing.start()
-        deadline = time.monotonic() + 60
-        while client.xlen(stream_key) < 20:
-            assert service.poll() is None, log_file.read_text()
-            assert time.monotonic() < deadline, "the service published nothing"
-            time.sleep(0.01)
-        service.send_signal(signal.SIGKILL)
-        service.wait(30)
-        killed_at = client.xlen(stream_key)
+        killed_at = _kill_once_published(client, stream_key, 20, service, log_file)
         assert killed_at < 2 * transactions and writing.is_alive(), "not killed mid-stream"
 
-        service = launch()
+        service = _launch(command, log_file)
         writing.join(120)
         deadline = time.monotonic() + 60
         while client.xlen(stream_key) < 2 * transactions:
@@ -235,12 +243,6 @@ def test_cdc_service_snapshot_killed_mid_snapshot_resumes_it(
         "--server-id", str(next_server_id()), "--metrics-every", "0.5",
     ]  # fmt: skip
 
-    def launch() -> subprocess.Popen[bytes]:
-        with log_file.open("ab") as log:
-            return subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=_env(CDC_PASSWORD)
-            )
-
     stop = threading.Event()
 
     def writer() -> None:
@@ -260,22 +262,15 @@ def test_cdc_service_snapshot_killed_mid_snapshot_resumes_it(
             time.sleep(0.005)
 
     client = redis.Redis.from_url(REDIS_URL)
-    service = launch()
+    service = _launch(command, log_file)
     writing = threading.Thread(target=writer)
     try:
         writing.start()
-        deadline = time.monotonic() + 60
-        while client.xlen(stream_key) < 400:
-            assert service.poll() is None, log_file.read_text()
-            assert time.monotonic() < deadline, "the service published nothing"
-            time.sleep(0.01)
-        service.send_signal(signal.SIGKILL)
-        service.wait(30)
-        killed_at = client.xlen(stream_key)
+        killed_at = _kill_once_published(client, stream_key, 400, service, log_file)
         stored: bytes | None = client.get(f"{stream_key}:checkpoint")  # type: ignore[assignment]
         assert killed_at < rows and stored is not None and stored.startswith(b"{")
 
-        service = launch()
+        service = _launch(command, log_file)
         time.sleep(2.0)
         stop.set()
         writing.join(60)
