@@ -111,7 +111,13 @@ class SnapshotReader:
             raise SnapshotError(NO_LOG_MESSAGE)
         for sql in SESSION_SQL:
             await self._execute(sql)
-        names = await self._table_names()
+        if self._resume is not None:
+            # The tables the snapshot began with, whatever the filter says now.
+            names = [t.name for t in self._resume.tables]
+            self._tables = tuple(names)
+            await self._table_names()  # each must still exist
+        else:
+            names = await self._table_names()
         labels = metadata == "FULL"
         for name in names:
             self._plans[name] = await self._plan(name, labels)
