@@ -70,7 +70,9 @@ async def open_control(config: ReplicaConfig, **options: Any) -> Any:
 
 def _translate(exc: Exception, address: str) -> ReplicaError:
     args: tuple[Any, ...] = tuple(exc.args)
-    if len(args) >= 2 and isinstance(args[0], int) and args[0] >= 1000:
+    # 1000-1999: the server's errors; 2000 and up: the client's (2003 cannot connect,
+    # 2013 lost during a query).
+    if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
         return server_error(args[0], "HY000", str(args[1]))
     return ConnectionLostError(f"control connection to {address} failed: {exc}")
 

@@ -27,10 +27,11 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomysql
+import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change, ChangeBuilder
-from ..control import open_control
+from ..control import _translate, open_control
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (
@@ -100,7 +101,18 @@ class SnapshotReader:
     # -- setup --------------------------------------------------------------------------------
 
     async def begin(self) -> ReadPoint:
-        """Connect, plan the tables and take the first read point; returns where to stream from."""
+        """Connect, plan the tables and take the first read point; returns where to stream from.
+
+        Raises:
+            SnapshotError: the snapshot cannot be taken as asked.
+            ServerError, ConnectionLostError: the primary refused a statement, or was lost.
+        """
+        try:
+            return await self._begin()
+        except pymysql.err.Error as exc:
+            raise _translate(exc, self._config.address) from exc
+
+    async def _begin(self) -> ReadPoint:
         cfg = self._config
         # Raw values: each column is converted by its plan, as the decoder types it.
         self._conn = await open_control(cfg, use_unicode=False, conv={})
@@ -268,6 +280,9 @@ class SnapshotReader:
         except StopAsyncIteration:
             await self.aclose()
             return None
+        except pymysql.err.Error as exc:  # the snapshot's own connection
+            await self.aclose()
+            raise _translate(exc, self._config.address) from exc
         if mark is not None:  # a read row: its table's progress moves past its key
             progress, key, point = mark
             progress.read(progress.last_key, key, point)

@@ -603,3 +603,39 @@ def test_truncate_of_a_half_read_table_raises(
 
     with pytest.raises(rc.SnapshotError, match=r"TRUNCATE of snap_tr\.a while its snapshot"):
         asyncio.run(run())
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-9.7"])
+def test_a_lost_snapshot_connection_is_a_replica_error(
+    mariadb_primary_factory: PrimaryFactory, name: str
+) -> None:
+    """The snapshot's own connection killed mid-read: a ReplicaError, never a driver's
+    exception; a missing privilege: the server's refusal, a ServerError."""
+    srv = _server(mariadb_primary_factory, name)
+    _seed_rows(srv)
+
+    async def run() -> None:
+        config = _config(srv, snapshot="chunked", snapshot_tables=_TABLES, snapshot_chunk_rows=100)
+        async with asyncio.timeout(60), rc.connect(config) as stream:
+            reads = 0
+            async for change in stream.changes():
+                reads += change.op == "read"
+                if reads == 150:
+                    for row in srv.sql("SHOW PROCESSLIST"):
+                        if row[1] == SNAP_USER and row[4] != "Binlog Dump":
+                            srv.sql(f"KILL {int(row[0])}")
+
+    # (ConnectionLostError when the kill lands between statements; a query it interrupts
+    # may first get the server's own "killed" error, a ServerError.)
+    with pytest.raises((rc.ConnectionLostError, rc.ServerError)):
+        asyncio.run(run())
+    if srv.variant.flavor == "mysql":
+        # Without RELOAD the read point cannot be taken: the server's refusal, typed.
+        srv.create_user(
+            SNAP_USER, SNAP_PASSWORD, grants="REPLICATION SLAVE, REPLICATION CLIENT, SELECT"
+        )
+        try:
+            with pytest.raises(rc.ServerError, match="RELOAD"):
+                asyncio.run(run())
+        finally:
+            _server(mariadb_primary_factory, name)
