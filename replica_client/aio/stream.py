@@ -277,7 +277,10 @@ class BinlogStream:
         The next changes of ``stream.changes()`` are its rows (``op="read"``),
         merged with the stream by the same per-key rule as a chunked snapshot:
         nothing of that table is lost or repeated. For a table added to the
-        ``tables`` filter after the stream's first start.
+        ``tables`` filter after the stream's first start. A stream without a
+        ``schema_provider`` gets the ``information_schema`` one from here on (the
+        seam needs column names; MariaDB's UUID/INET/VECTOR columns then come
+        typed, as the snapshot reads them).
 
         Raises:
             StateError: a snapshot is running already.
