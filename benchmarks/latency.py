@@ -20,8 +20,10 @@ Usage (from the repository root)::
    every event, ACKs in ``auto`` mode, then in ``receipt`` mode; its loop is an
    ``async for event in stream`` or, with ``--style changes``, an ``async for
    change in stream.changes()``) and (b) a bare client that only frames
-   packets and ACKs the ones the primary asks for. ``Rpl_semi_sync_master_no_tx``
-   must not move: a commit that timed out waiting for its ACK would count there.
+   packets and ACKs the ones the primary asks for. The three ACKers take turns
+   (``--rounds``, the order turning each round), so that drift over the run
+   does not favour one of them. ``Rpl_semi_sync_master_no_tx`` must not move:
+   a commit that timed out waiting for its ACK would count there.
 
 Prints p50/p90/p99/max and the ratio of (a) to (b); ``--json`` writes them.
 """
@@ -218,6 +220,47 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
     sock.close()
 
 
+#: The semi-sync ACKers compared: the bare client, replica_client in "auto" and "receipt".
+_ACKERS = ("semi_sync_bare", "semi_sync_rc", "semi_sync_rc_receipt")
+
+
+def _bare_round(
+    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int
+) -> tuple[list[float], dict[str, int]]:
+    stop, ready = threading.Event(), threading.Event()
+    bare = threading.Thread(target=_bare_acker, args=(args, stop, ready), daemon=True)
+    bare.start()
+    ready.wait(10)
+    time.sleep(0.3)
+    before = _semi_sync_status(srv)
+    ms = _commit_latencies(dsn, base, n)
+    after = _semi_sync_status(srv)
+    stop.set()
+    bare.join()
+    return ms, _delta(before, after)
+
+
+async def _rc_round(
+    srv: MariaDBServer,
+    args: dict[str, Any],
+    dsn: dict[str, Any],
+    base: int,
+    n: int,
+    ack_mode: str,
+    style: str,
+) -> tuple[list[float], dict[str, int]]:
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(_rc_acking(args, stop, ready, ack_mode, style))
+    await asyncio.wait_for(ready.wait(), 10)
+    await asyncio.sleep(0.3)
+    before = _semi_sync_status(srv)
+    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
+    after = _semi_sync_status(srv)
+    stop.set()
+    await task
+    return ms, _delta(before, after)
+
+
 _SERVERS = {
     "mariadb": ServerVariant(extra_args=("--rpl-semi-sync-master-timeout=2000",)),
     "mariadb-11.8": ServerVariant(
@@ -253,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--server", choices=sorted(_SERVERS), default="mariadb")
     parser.add_argument("--style", choices=["events", "changes"], default="events")
+    parser.add_argument(
+        "--rounds", type=int, default=4, help="semi-sync rounds per ACKer, interleaved"
+    )
     parser.add_argument("--json", type=Path)
     opts = parser.parse_args(argv)
     n = opts.commits
@@ -276,44 +322,40 @@ def main(argv: list[str] | None = None) -> int:
         _set_semi_sync(srv, False)
         live = asyncio.run(_live({**args, "server_id": 201}, dsn, 0, n))
         results["live_ms"] = _stats(live)
-        # 2. semi-sync commit latency: bare ACKer, then replica_client
+        # 2. semi-sync commit latency: the bare ACKer and replica_client in both
+        # ACK modes, in interleaved rounds (the order turning each round) so that
+        # drift over the run does not favour one of them
         _set_semi_sync(srv, True)
-        stop, ready = threading.Event(), threading.Event()
-        bare = threading.Thread(
-            target=_bare_acker, args=({**args, "server_id": 202}, stop, ready), daemon=True
-        )
-        bare.start()
-        ready.wait(10)
-        time.sleep(0.3)
-        before = _semi_sync_status(srv)
-        bare_ms = _commit_latencies(dsn, 10_000, n)
-        after = _semi_sync_status(srv)
-        stop.set()
-        bare.join()
-        results["semi_sync_bare_ms"] = _stats(bare_ms)
-        results["semi_sync_bare_status"] = _delta(before, after)
-
-        async def with_rc(ack_mode: str, sid: int, base: int) -> tuple[list[float], dict[str, int]]:
-            stop_rc, ready_rc = asyncio.Event(), asyncio.Event()
-            task = asyncio.create_task(
-                _rc_acking({**args, "server_id": sid}, stop_rc, ready_rc, ack_mode, opts.style)
-            )
-            await asyncio.wait_for(ready_rc.wait(), 10)
-            await asyncio.sleep(0.3)
-            b = _semi_sync_status(srv)
-            ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
-            a = _semi_sync_status(srv)
-            stop_rc.set()
-            await task
-            return ms, _delta(b, a)
-
-        for key, ack_mode, sid, base in (
-            ("semi_sync_rc", "auto", 203, 20_000),
-            ("semi_sync_rc_receipt", "receipt", 204, 40_000),
-        ):
-            rc_ms, rc_status = asyncio.run(with_rc(ack_mode, sid, base))
-            results[f"{key}_ms"] = _stats(rc_ms)
-            results[f"{key}_status"] = rc_status
+        samples: dict[str, list[float]] = {key: [] for key in _ACKERS}
+        status: dict[str, dict[str, int]] = {key: {"yes_tx": 0, "no_tx": 0} for key in _ACKERS}
+        rounds = max(1, opts.rounds)
+        per_round = max(1, n // rounds)
+        for r in range(rounds):
+            for k in range(len(_ACKERS)):
+                key = _ACKERS[(r + k) % len(_ACKERS)]
+                sid = 202 + 10 * r + k
+                base = 100_000 * (1 + r) + 10_000 * k
+                if key == "semi_sync_bare":
+                    ms, delta = _bare_round(srv, {**args, "server_id": sid}, dsn, base, per_round)
+                else:
+                    ack_mode = "auto" if key == "semi_sync_rc" else "receipt"
+                    ms, delta = asyncio.run(
+                        _rc_round(
+                            srv,
+                            {**args, "server_id": sid},
+                            dsn,
+                            base,
+                            per_round,
+                            ack_mode,
+                            opts.style,
+                        )
+                    )
+                samples[key] += ms
+                for name in status[key]:
+                    status[key][name] += delta[name]
+        for key in _ACKERS:
+            results[f"{key}_ms"] = _stats(samples[key])
+            results[f"{key}_status"] = status[key]
         _set_semi_sync(srv, False)
         results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n))
     finally:

@@ -27,6 +27,8 @@ is delivered twice.
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,7 +36,13 @@ from enum import Enum, auto
 from typing import Final, Literal, cast
 
 from .accel import constructor
-from .binlog.constants import EVENT_HEADER_LEN, BinlogChecksumAlg, EventFlag, EventType
+from .binlog.constants import (
+    EVENT_HEADER_LEN,
+    HEARTBEAT_TYPES,
+    BinlogChecksumAlg,
+    EventFlag,
+    EventType,
+)
 from .binlog.decoder import EventDecoder
 from .binlog.events import (
     Event,
@@ -77,6 +85,33 @@ class _Signal(Enum):
 NEED_DATA: Final = _Signal.NEED_DATA
 #: ``next_item()``: a non-blocking dump reached the end of the binlog.
 END: Final = _Signal.END
+
+_U32: Final = struct.Struct("<I")
+_TYPE_AT: Final = 4  # offsets in the event header
+_LOG_POS_AT: Final = 13
+#: Events that move the stream's place (file, or where positions count from).
+_MOVES_PLACE: Final = frozenset(
+    {int(EventType.ROTATE_EVENT), int(EventType.FORMAT_DESCRIPTION_EVENT)}
+)
+
+
+def _receipt_checked(payloads: list[bytes], crc32: bool) -> bool:
+    """Semi-sync event packets whose checksums hold and that keep the stream's place.
+
+    What a replica checks of events it receives before it may ACK them
+    (``ack_mode="receipt"``); the decoder checks everything again.
+    """
+    for payload in payloads:
+        size = len(payload) - 3
+        if size < EVENT_HEADER_LEN or payload[3 + _TYPE_AT] in _MOVES_PLACE:
+            return False
+        if (
+            crc32
+            and zlib.crc32(memoryview(payload)[3:-4]) != _U32.unpack_from(payload, size - 1)[0]
+        ):
+            return False
+    return True
+
 
 _GTID_LIST: Final = int(EventType.GTID_LIST_EVENT)
 _ARTIFICIAL: Final = int(EventFlag.ARTIFICIAL)
@@ -269,7 +304,6 @@ class Delivery:
         group = self._group.gtid if kinds and self._group is not None else None
         return ResumePoint(start, state, kinds, group)
 
-
     def missing_on(
         self, primary: Gtid | MysqlGtidSet, held: Iterable[GtidTriple] | None = None
     ) -> tuple[str, ...]:
@@ -295,7 +329,10 @@ class ReplicaSession:
             delivered before (they come again and are skipped; each must match).
         resume_gtid: the GTID of the transaction those events belong to.
         ack_on_receipt: queue the semi-sync ACK of a flagged event as soon as
-            it is decoded (``next_item``), not when the driver calls ``ack``.
+            it is received and checked, not when the driver calls ``ack``:
+            when :meth:`frame_ahead` frames it after events whose checksums
+            it verified and whose place is known, before decoding them;
+            otherwise when it is decoded.
         keep_raw: give every item the event's bytes (``StreamItem.raw``).
         random_bytes: randomness for auth nonces (tests inject their own).
     """
@@ -305,6 +342,7 @@ class ReplicaSession:
         "_await_gtid_start",
         "_decoder",
         "_decoder_options",
+        "_early_acks",
         "_ended",
         "_event_types",
         "_framed",
@@ -355,6 +393,8 @@ class ReplicaSession:
         # Event payloads framed ahead in one go, not yet decoded (next_item).
         self._framed: deque[bytes] = deque()
         self._framed_bytes = 0
+        # receipt: flagged event payloads ACKed when framed, not decoded yet
+        self._early_acks: deque[bytes] = deque()
         self._semi = False
         self._ended = False
 
@@ -437,12 +477,15 @@ class ReplicaSession:
             event_payload = framed.popleft()
             self._framed_bytes -= len(event_payload)
             return self._event_item(event_payload)
-        payload = self._machine.next_stream_packet()
+        machine = self._machine
+        payload = machine.next_stream_packet()
         if payload is None:
             return NEED_DATA
         if payload is END_OF_STREAM:
             self._ended = True
             return END
+        if machine.semi_sync and semi_sync_ack_requested(payload):
+            machine.expect_sequence_reset()
         return self._event_item(payload)
 
     def decode_framed(self, out: deque[StreamItem], limit: int) -> int:
@@ -474,11 +517,29 @@ class ReplicaSession:
         bytes only, so a driver can count what it holds (``buffered_events``,
         ``buffered_bytes``) and decode just before the consumer asks.
         """
-        if limit > 0 and not self._ended:
-            payloads = self._machine.next_stream_events(limit)
-            if payloads:
-                self._framed.extend(payloads)
-                self._framed_bytes += sum(map(len, payloads))
+        if limit <= 0 or self._ended:
+            return
+        machine = self._machine
+        framed = self._framed
+        semi = machine.semi_sync
+        # receipt: ACK before decoding while every framed event is checked here
+        early = semi and self._ack_on_receipt and not framed and bool(self._t.file)
+        while True:
+            payloads = machine.next_stream_events(limit)
+            if not payloads:
+                return
+            framed.extend(payloads)
+            self._framed_bytes += sum(map(len, payloads))
+            if early:
+                early = _receipt_checked(payloads, machine.crc32)
+            if not (semi and semi_sync_ack_requested(payloads[-1])):
+                return  # framing stopped for another reason than an event to ACK
+            machine.expect_sequence_reset()
+            if early:
+                self._ack_early(payloads[-1])
+            limit -= len(payloads)
+            if limit <= 0:
+                return
 
     @property
     def buffered_events(self) -> int:
@@ -504,9 +565,7 @@ class ReplicaSession:
             requested = semi_sync_ack_requested(payload)
             if requested is None:
                 raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
-            needs_ack = requested
-            if needs_ack:
-                self._machine.expect_sequence_reset()
+            needs_ack = requested  # (framing allowed the primary's id reset after it)
             offset = 3
         t = self._t
         if len(payload) - offset < EVENT_HEADER_LEN:
@@ -536,7 +595,11 @@ class ReplicaSession:
         if countable and self._resume_skip:
             skipped = self._skip(event, type_code)
         if needs_ack and self._ack_on_receipt:
-            self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
+            early = self._early_acks
+            if early and early[0] is payload:
+                early.popleft()  # ACKed when it was framed
+            else:
+                self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
         types = self._event_types
         return _new_item(
             event,
@@ -551,6 +614,18 @@ class ReplicaSession:
             event is not None and (types is None or isinstance(event, types)),
             bytes(payload[offset:]) if self._keep_raw else None,
         )
+
+    def _ack_early(self, payload: bytes) -> None:
+        """ACK a flagged event framed after checked events only, before decoding them.
+
+        The tracker's file is the event's own (no ROTATE or FORMAT_DESCRIPTION
+        among them) and its end is its header's ``log_pos``: the place
+        :meth:`TransactionTracker.place` would give it.
+        """
+        log_pos = _U32.unpack_from(payload, 3 + _LOG_POS_AT)[0]
+        if log_pos and payload[3 + _TYPE_AT] not in HEARTBEAT_TYPES:
+            self._machine.send_raw_command(build_semisync_ack(file=self._t.file, position=log_pos))
+            self._early_acks.append(payload)
 
     def _inner_item(self, event: Event) -> StreamItem:
         # Events unpacked from a MySQL TRANSACTION_PAYLOAD: no place of their own.

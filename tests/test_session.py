@@ -26,6 +26,7 @@ from replica_client.errors import (
     AuthenticationError,
     BinlogPositionError,
     ConfigError,
+    MalformedEventError,
     ProtocolError,
     ReplicaError,
     StateError,
@@ -229,6 +230,92 @@ def test_semi_sync_flags_and_acks(chunk: Chunker) -> None:
         assert raw[0] == 0xEF
         assert int.from_bytes(raw[1:9], "little") == item.end == item.event.log_pos  # type: ignore[union-attr]
         assert raw[9:] == b"mysql-bin.000001"
+
+
+SEMI_SYNC = RegistrationSettings(user="repl", password=b"secret", server_id=42, semi_sync="on")
+
+
+def _semi_primary(events: list[bytes]) -> FakePrimary:
+    xids = {i for i, ev in enumerate(events) if ev[4] == XID}
+    return FakePrimary(events=events, semi_sync=True, ack_flags=xids)
+
+
+def _receipt_run(
+    primary: FakePrimary, split_after: int | None
+) -> tuple[list[StreamItem], list[int]]:
+    """A receipt-mode session driven as the asyncio driver drives it: frame, send, decode.
+
+    The event stream arrives whole, or in two pieces cut after packet
+    ``split_after``. Returns the items and, per flagged item, how many ACKs the
+    primary had received before that item was decoded.
+    """
+    session = ReplicaSession(SEMI_SYNC, random_bytes=lambda n: b"\x11" * n, ack_on_receipt=True)
+    items: list[StreamItem] = []
+    acked_before: list[int] = []
+    incoming = primary.greeting()
+    while incoming:
+        pieces = [incoming]
+        if split_after is not None and incoming == b"".join(primary.last_packets):
+            cut = len(b"".join(primary.last_packets[: split_after + 1]))
+            pieces = [incoming[:cut], incoming[cut:]]
+        replies = b""
+        for piece in pieces:
+            session.receive_data(piece)
+            if session.streaming:
+                session.frame_ahead(1024)
+                replies += primary.receive(session.data_to_send())  # the ACKs go out first
+            while (item := session.next_item()) is not NEED_DATA and item is not END:
+                assert isinstance(item, StreamItem)
+                if item.needs_ack:
+                    acked_before.append(len(primary.acks))
+                items.append(item)
+        incoming = replies + primary.receive(session.data_to_send())
+    return items, acked_before
+
+
+def _acks(primary: FakePrimary) -> list[tuple[str, int]]:
+    return [(raw[9:].decode(), int.from_bytes(raw[1:9], "little")) for raw in primary.acks]
+
+
+def test_receipt_acks_a_received_transaction_before_decoding_it() -> None:
+    # packets: fake ROTATE, FDE, GTID_LIST, GTID 5 | QUERY, XID, GTID 6, QUERY, GTID 7, ...
+    _, events = _stream()
+    primary = _semi_primary(events)
+    items, acked_before = _receipt_run(primary, split_after=3)
+    flagged = [i for i in items if i.needs_ack]
+    assert _acks(primary) == [(i.file, i.end) for i in flagged]
+    assert [i.file for i in flagged] == ["mysql-bin.000001"] * 2
+    assert acked_before == [2, 2]  # both ACKs went out before the first XID was decoded
+    # the whole stream in one piece starts before the file is known: ACKed when decoded
+    primary = _semi_primary(events)
+    items, acked_before = _receipt_run(primary, split_after=None)
+    assert _acks(primary) == [(i.file, i.end) for i in items if i.needs_ack]
+    assert acked_before == [0, 0]
+
+
+def test_receipt_acks_after_a_rotate_when_decoded_with_the_new_file() -> None:
+    _, events = _stream()  # ends with a ROTATE to mysql-bin.000002
+    second = BinlogBuilder(file="mysql-bin.000002")
+    second.fde()
+    second.transaction(8)
+    primary = _semi_primary(events + second.events)
+    items, acked_before = _receipt_run(primary, split_after=3)
+    flagged = [i for i in items if i.needs_ack]
+    assert [i.file for i in flagged] == ["mysql-bin.000001"] * 2 + ["mysql-bin.000002"]
+    assert _acks(primary) == [(i.file, i.end) for i in flagged]
+    assert acked_before == [2, 2, 2]  # the XID after the ROTATE: ACKed when decoded
+    assert flagged[2].end == second.starts[-1] + len(second.events[-1])
+
+
+def test_receipt_acks_nothing_received_with_a_bad_checksum() -> None:
+    _, events = _stream()
+    query = bytearray(events[4])  # the QUERY of transaction 5, before its XID
+    query[-6] ^= 0x01  # a byte of the statement: the CRC no longer holds
+    events[4] = bytes(query)
+    primary = _semi_primary(events)
+    with pytest.raises(MalformedEventError):
+        _receipt_run(primary, split_after=3)  # received with its XID, decoded after
+    assert primary.acks == []
 
 
 def test_ack_of_unflagged_event_refused() -> None:

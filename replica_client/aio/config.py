@@ -41,9 +41,10 @@ SchemaProvider = Callable[[str, str], Awaitable[ProvidedColumns | None]]
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
 #: "auto": ACK each flagged event when it is handed to the consumer;
 #: "manual": only when the consumer calls ``await stream.ack()``;
-#: "receipt": as soon as it is received, checked and decoded, before the
-#: consumer sees it (what a MariaDB replica's I/O thread does once its relay
-#: log has the event): the primary's commits wait least, but an acknowledged
+#: "receipt": as soon as it is received and the checksums of the events that
+#: came with it hold, before they are decoded and before the consumer sees
+#: them (what a MariaDB replica's I/O thread does once its relay log has the
+#: event): the primary's commits wait least, but an acknowledged
 #: transaction is only in this process's memory until the consumer gets to it.
 AckMode = Literal["auto", "manual", "receipt"]
 

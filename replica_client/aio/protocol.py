@@ -217,6 +217,8 @@ class ReplicaProtocol(asyncio.Protocol):
         items = self._items
         try:
             session.frame_ahead(self._room())
+            if self._eager:
+                self.flush()  # ACKs of events received and checked go before decoding
             before = len(items)
             self._bytes += session.decode_framed(items, limit)
             # then packet by packet (what is not a framed event), within the limit

@@ -162,16 +162,25 @@ class PacketFramer:
 
         Takes single-chunk packets with the expected sequence ids whose payload
         starts with the 0x00 status byte, and stops before anything else (and,
-        with ``semi_sync``, after an event that asks for an ACK). An empty list
-        means "nothing taken": :meth:`next_packet` frames, checks and reports
+        with ``semi_sync``, after an event that asks for an ACK; the first packet
+        may carry the id :meth:`allow_reset` allowed). An empty list means
+        "nothing taken": :meth:`next_packet` frames, checks and reports
         every other packet, as it would have for these.
         """
-        if self._parts or self._alt_seq != -1 or limit <= 0:
+        if self._parts or limit <= 0:
             return []
-        payloads, pos, seq = _frame_events(
-            self._buf, self._pos, self._seq, self._max_payload, semi_sync, limit
-        )
+        buf = self._buf
+        pos = self._pos
+        seq = self._seq
+        if self._alt_seq != -1:
+            # the first chunk may carry the reset id (allow_reset) instead
+            if len(buf) - pos < 4:
+                return []
+            if buf[pos + 3] == self._alt_seq:
+                seq = self._alt_seq
+        payloads, pos, seq = _frame_events(buf, pos, seq, self._max_payload, semi_sync, limit)
         if payloads:
+            self._alt_seq = -1
             self._pos = pos
             self._seq = seq
             self._compact()

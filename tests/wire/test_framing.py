@@ -275,3 +275,19 @@ def test_event_batches_take_runs_of_events() -> None:
     assert framer.next_events(False, 9) == [b"\x00ccc"]
     assert framer.next_events(False, 9) == []  # the EOF is next_packet's
     assert framer.next_packet() == b"\xfe\x00\x00\x02\x00"
+
+
+def test_event_batches_take_the_reset_id_after_an_event_to_ack() -> None:
+    # After an event that asks for a semi-sync ACK the primary restarts its ids
+    # at 1; once allowed (allow_reset), one batch call takes that run too.
+    first, seq = frame_payload(b"\x00\xef\x00a", 0)
+    flagged, seq = frame_payload(b"\x00\xef\x01b", seq)
+    restarted, _ = frame_payload(b"\x00\xef\x00c", 1)
+    more, _ = frame_payload(b"\x00\xef\x00d", 2)
+    framer = PacketFramer()
+    framer.receive_data(first + flagged + restarted + more)
+    assert framer.next_events(True, 9) == [b"\x00\xef\x00a", b"\x00\xef\x01b"]
+    assert framer.next_events(True, 9) == []  # id 1 where 2 is expected: not without the reset
+    framer.allow_reset(1)
+    assert framer.next_events(True, 9) == [b"\x00\xef\x00c", b"\x00\xef\x00d"]
+    assert framer.buffered == 0
