@@ -656,11 +656,12 @@ class ChangeStream:
             if change is not None:
                 return change
             stream._snapshot = None  # the seam is behind: plain streaming
-        if not pending:
+        while not pending:
             protocol = stream._protocol
             if protocol is not None and stream._plain and not stream._closed and not stream._ended:
                 # Fast path (as BinlogStream.__anext__'s): items already buffered
-                # are turned into changes without awaiting.
+                # are turned into changes without awaiting (also the ones that
+                # arrived with the item awaited last).
                 feed = self._builder.feed
                 while (item := protocol.take()) is not None:
                     stream._pass(item)
@@ -676,7 +677,8 @@ class ChangeStream:
                             break
                     else:
                         feed(event)
-        while not pending:
+                if pending:
+                    break
             item = await stream._next_passed()
             event = item.event
             assert event is not None
