@@ -257,7 +257,8 @@ class Delivery:
             group = self._group
             completed = group is not None and item.countable and not item.skipped
             if completed and type(group) is GtidEvent:
-                self.recent.append(group.triple)
+                # the checkpoint's state holds its triple: no second one is built
+                self.recent.append(cp.mariadb.get(group.domain_id) or group.triple)
             if cp is not self._checkpoint:
                 self._apply(cp)
         elif item.countable and not item.skipped:  # skipped ones were counted before
@@ -269,7 +270,8 @@ class Delivery:
 
     def _apply(self, cp: Checkpoint) -> None:
         last = self._checkpoint
-        if cp == last or (
+        # (positions first: comparing whole checkpoints costs a tuple of fields each)
+        if (last is not None and cp.pos == last.pos and cp == last) or (
             last is None and cp.position == self._start_pos and cp.gtid_state == self._start_gtid
         ):
             # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
@@ -580,8 +582,7 @@ class ReplicaSession:
         type_code, size, flags = header[1], header[3], header[5]
         if type(event) is TransactionPayloadEvent and event.events:
             self._pending_inner.extend(event.events)
-        file, start, end, countable = t.place(header, event)
-        boundary = t.observe(event) if event is not None else not t.in_group
+        file, start, end, countable, boundary = t.step(header, event)
         if (
             self._await_gtid_start
             and flags & _ARTIFICIAL
@@ -620,7 +621,7 @@ class ReplicaSession:
 
         The tracker's file is the event's own (no ROTATE or FORMAT_DESCRIPTION
         among them) and its end is its header's ``log_pos``: the place
-        :meth:`TransactionTracker.place` would give it.
+        :meth:`TransactionTracker.step` would give it.
         """
         log_pos = _U32.unpack_from(payload, 3 + _LOG_POS_AT)[0]
         if log_pos and payload[3 + _TYPE_AT] not in HEARTBEAT_TYPES:

@@ -5,7 +5,7 @@ replication connection (the session), the Spark driver's dump, the change
 builder over files or a stream. It answers three questions, once, for all of
 them:
 
-* **Where does this event sit?** (:meth:`TransactionTracker.place`, for events
+* **Where does this event sit?** (:meth:`TransactionTracker.step`, for events
   whose headers carry the primary's positions, as on a replication connection.)
   A ROTATE moves to the file and position it names; a non-zero ``log_pos`` is
   where the event ends; a zero ``log_pos`` on a real event (MariaDB 11.4+ with
@@ -172,9 +172,13 @@ class TransactionTracker:
 
     # -- per event -----------------------------------------------------------------------
 
-    def place(self, header: EventHeader, event: Event | None) -> tuple[str, int, int, bool]:
-        """Where an event of a replication stream sits: ``(file, start, end, countable)``.
+    def step(
+        self, header: EventHeader, event: Event | None
+    ) -> tuple[str, int, int, bool, bool]:
+        """One event of a replication stream: ``(file, start, end, countable, boundary)``.
 
+        Where it sits, and :meth:`observe` (``boundary``: it leaves no
+        transaction open), in one call: this runs for every event received.
         ``countable``: a real event of the binlog (not artificial, not a
         heartbeat), the ones a resumed dump sends again. Moves the tracker to
         the next event's place.
@@ -202,7 +206,11 @@ class TransactionTracker:
             end = start
         else:
             end = self.pos = start + size  # log_pos 0 inside a transaction (MariaDB 11.4+)
-        return file, start, end, bool(countable)
+        if event is not None:
+            handler = _OBSERVERS.get(type(event))
+            if handler is not None:
+                handler(self, event)
+        return file, start, end, bool(countable), not self.in_group
 
     def observe(self, event: Event) -> bool:
         """Follow transaction boundaries; True when ``event`` leaves no transaction open."""

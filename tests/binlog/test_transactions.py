@@ -251,18 +251,29 @@ def test_compressed_mysql_transaction_inner_events() -> None:
 
 
 def test_places_follow_log_pos_rotate_and_zero_positions() -> None:
+    # step: (file, start, end, countable, boundary)
     t = TransactionTracker(FilePos("mysql-bin.000001", 4))
     rotate = RotateEvent(_h(4, 0, 44, flags=0x20), 4, "mysql-bin.000002")
-    assert t.place(rotate.header, rotate) == ("mysql-bin.000001", 4, 48, False)
+    assert t.step(rotate.header, rotate) == ("mysql-bin.000001", 4, 48, False, True)
     assert (t.file, t.pos) == ("mysql-bin.000002", 4)
     fde = _h(15, 0, 120)  # re-sent FDE of a dump starting past 4: no place
-    assert t.place(fde, None) == ("mysql-bin.000002", 4, 4, False)
-    assert t.place(_h(162, 300, 42), None) == ("mysql-bin.000002", 4, 300, True)
+    assert t.step(fde, None) == ("mysql-bin.000002", 4, 4, False, True)
+    assert t.step(_h(162, 300, 42), None) == ("mysql-bin.000002", 4, 300, True, True)
     # MariaDB 11.4+: log_pos 0 inside a transaction means start + size
-    assert t.place(_h(19, 0, 60), None) == ("mysql-bin.000002", 300, 360, True)
+    assert t.step(_h(19, 0, 60), None) == ("mysql-bin.000002", 300, 360, True, True)
     beat = HeartbeatEvent(_h(27, 0, 40, flags=0x20), "mysql-bin.000002")
-    assert t.place(beat.header, beat) == ("mysql-bin.000002", 360, 360, False)
+    assert t.step(beat.header, beat) == ("mysql-bin.000002", 360, 360, False, True)
     assert (t.file, t.pos) == ("mysql-bin.000002", 360)
+
+
+def test_step_places_and_observes_in_one_call() -> None:
+    t = TransactionTracker(FilePos("mysql-bin.000001", 4))
+    begin = _query("BEGIN")
+    assert t.step(begin.header, begin)[3:] == (True, False)  # the group is open
+    assert t.in_group
+    xid = _xid()
+    assert t.step(xid.header, xid)[3:] == (True, True)  # and closed
+    assert not t.in_group
 
 
 def test_checkpoints_are_values_and_reused_while_nothing_moves() -> None:
