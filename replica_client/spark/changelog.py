@@ -58,6 +58,7 @@ __all__ = [
     "FIELDS",
     "ChangelogBuilder",
     "file_number",
+    "pk_json",
     "sequence",
 ]
 
@@ -175,7 +176,8 @@ def _json(image: dict[str, Any]) -> str:
     return _encode(image)
 
 
-def _pk(pk: tuple[int, ...], names: tuple[str, ...], row: tuple[Any, ...]) -> str | None:
+def pk_json(pk: tuple[int, ...], names: tuple[str, ...], row: tuple[Any, ...]) -> str | None:
+    """The ``pk`` column of a row: JSON of its primary-key columns (None without a key)."""
     if not pk:
         return None
     if len(pk) == 1:
@@ -211,46 +213,53 @@ class ChangelogBuilder:
         table = event.table
         names = table.column_names
         pk = table.primary_key
-        header = event.header
-        ts = header.timestamp * 1_000_000
-        sid = header.server_id
-        base = (file_number(file) << 32) + pos
         all_columns = (1 << len(names)) - 1
         full = event.columns_present & all_columns == all_columns
-        (c_op, c_db, c_table, c_before, c_after, c_pk, c_gtid, c_sid, c_file, c_pos, c_idx,
-         c_ts, c_seq) = self._cols  # fmt: skip
+        c_op, c_before, c_after, c_pk = self._cols[0], self._cols[3], self._cols[4], self._cols[5]
         if isinstance(event, UpdateRowsEvent):
             n = len(event.rows)
             full_after = event.columns_present_after & all_columns == all_columns
             for before, after in event.rows:
                 c_before.append(_json(_image(names, before, full)))
                 c_after.append(_json(_image(names, after, full_after)))
-                c_pk.append(_pk(pk, names, after))
+                c_pk.append(pk_json(pk, names, after))
             c_op.extend(["u"] * n)
         elif isinstance(event, WriteRowsEvent):
             n = len(event.rows)
             for row in event.rows:
                 c_after.append(_json(_image(names, row, full)))
-                c_pk.append(_pk(pk, names, row))
+                c_pk.append(pk_json(pk, names, row))
             c_before.extend([None] * n)
             c_op.extend(["c"] * n)
         elif isinstance(event, DeleteRowsEvent):
             n = len(event.rows)
             for row in event.rows:
                 c_before.append(_json(_image(names, row, full)))
-                c_pk.append(_pk(pk, names, row))
+                c_pk.append(pk_json(pk, names, row))
             c_after.extend([None] * n)
             c_op.extend(["d"] * n)
         else:  # pragma: no cover - every rows event is one of the three
             return
+        self._add_position(event, n, file, pos, gtid)
+
+    def _add_position(
+        self, event: RowsEvent, n: int, file: str, pos: int, gtid: str | None
+    ) -> None:
+        """The columns after ``pk`` of the ``n`` rows of ``event`` (starting at ``file:pos``)."""
+        table = event.table
+        header = event.header
+        base = (file_number(file) << 32) + pos
+        (c_db, c_table, c_gtid, c_sid, c_file, c_pos, c_idx, c_ts, c_seq) = (
+            self._cols[1:3] + self._cols[6:]
+        )
         c_db.extend([table.schema] * n)
         c_table.extend([table.table] * n)
         c_gtid.extend([gtid] * n)
-        c_sid.extend([sid] * n)
+        c_sid.extend([header.server_id] * n)
         c_file.extend([file] * n)
         c_pos.extend([pos] * n)
         c_idx.extend(range(n))
-        c_ts.extend([ts] * n)
+        c_ts.extend([header.timestamp * 1_000_000] * n)
         c_seq.extend(range(base, base + n))
         self.rows += n
 
@@ -291,12 +300,16 @@ class ChangelogBuilder:
 
     def take_batch(self) -> pa.RecordBatch:
         """The rows collected so far as one record batch; the builder starts empty."""
+        return pa.RecordBatch.from_arrays(self._take_arrays(), schema=ARROW_SCHEMA)
+
+    def _take_arrays(self) -> list[pa.Array]:
+        """The collected columns as Arrow arrays (typed as in ARROW_SCHEMA); empties them."""
         arrays = [
             pa.array(col, type=f.type) for col, f in zip(self._cols, ARROW_SCHEMA, strict=True)
         ]
         self._cols = [[] for _ in FIELDS]
         self.rows = 0
-        return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+        return arrays
 
     def ready(self) -> Iterator[pa.RecordBatch]:
         """A batch when at least :data:`BATCH_ROWS` rows are collected, else nothing."""
