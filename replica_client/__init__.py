@@ -79,12 +79,14 @@ from .errors import (
     ProtocolError,
     ReplicaError,
     ReplicaTimeoutError,
+    SchemaChangedError,
     ServerError,
     ServerIdConflictError,
     SnapshotError,
     StateError,
     TruncatedBinlogError,
     UnknownEventError,
+    UnrepresentableValueError,
     UnsupportedError,
 )
 from .files import BinlogFileReader, open_binlog
@@ -177,6 +179,7 @@ __all__ = [
     "ProtocolError",
     "ReplicaError",
     "ReplicaTimeoutError",
+    "SchemaChangedError",
     "ServerError",
     "ServerIdConflictError",
     "SnapshotError",
@@ -184,6 +187,7 @@ __all__ = [
     "StateError",
     "TruncatedBinlogError",
     "UnknownEventError",
+    "UnrepresentableValueError",
     "UnsupportedError",
     "__version__",
 ]

@@ -26,12 +26,14 @@ __all__ = [
     "ProtocolError",
     "ReplicaError",
     "ReplicaTimeoutError",
+    "SchemaChangedError",
     "ServerError",
     "ServerIdConflictError",
     "SnapshotError",
     "StateError",
     "TruncatedBinlogError",
     "UnknownEventError",
+    "UnrepresentableValueError",
     "UnsupportedError",
     "server_error",
 ]
@@ -145,6 +147,43 @@ class LimitExceededError(ProtocolError):
 
 class UnsupportedError(ReplicaError):
     """Well-formed input or a server feature this version cannot handle."""
+
+
+class UnrepresentableValueError(UnsupportedError):
+    """A decoded value that the requested output type cannot hold as it is.
+
+    Raised by the Spark source's typed mode for a zero or partly-zero date, a
+    text value that is not valid in its character set, an ENUM/SET value
+    outside its labels, or a column absent from the row image; never changed
+    silently. The message names the table, the column and the binlog position.
+
+    Attributes:
+        table: ``schema.table``.
+        column: the column's name.
+        position: ``file:pos`` of the rows event, and the row's index in it.
+    """
+
+    def __init__(
+        self, message: str, *, table: str = "", column: str = "", position: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.table = table
+        self.column = column
+        self.position = position
+
+
+class SchemaChangedError(UnsupportedError):
+    """A table's layout changed (ALTER TABLE) where the output's schema cannot change.
+
+    Attributes:
+        table: ``schema.table``.
+        position: ``file:pos`` of the first rows event with the new layout.
+    """
+
+    def __init__(self, message: str, *, table: str = "", position: str = "") -> None:
+        super().__init__(message)
+        self.table = table
+        self.position = position
 
 
 class ConfigError(ReplicaError, ValueError):
