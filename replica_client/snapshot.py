@@ -49,6 +49,7 @@ from .position import FilePos, Gtid, MysqlGtidSet, parse_gtid_state
 
 __all__ = [
     "COLUMNS_SQL",
+    "GEOMETRY_TYPES",
     "KEY_SQL",
     "NO_LOG_MESSAGE",
     "SESSION_SQL",
@@ -76,7 +77,8 @@ _TEXT: Final = frozenset(
     {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set"}
 )
 _BYTES: Final = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
-_GEOMETRY: Final = frozenset(
+#: information_schema DATA_TYPEs of spatial columns.
+GEOMETRY_TYPES: Final = frozenset(
     {
         "geometry",
         "point",
@@ -503,7 +505,7 @@ def _converter(
         return _mysql_json
     if t == "vector":
         return _vector
-    if t in _GEOMETRY:
+    if t in GEOMETRY_TYPES:
         return _geometry
     if t in _TYPED:
         return _TYPED[t]

@@ -64,6 +64,12 @@ readTimeout            seconds without a byte from the primary (default 60)
 tls, tlsCa             ``off`` (default), ``required``, ``verify_ca``,
                        ``verify_identity``; CA file for the verifying modes
 path / load(...)       batch: binlog files, directories or globs
+typed                  ``true``: ``before``/``after`` as structs of the one table
+                       ``tables`` names (``db.t``, no wildcards; not with
+                       startingPosition=snapshot); see :mod:`.typed`
+invalidValues          typed=true: a value Spark cannot hold (a zero date, text
+                       invalid in its charset, ...) fails the query (``error``,
+                       default) or is read as NULL (``null``)
 =====================  =========================================================
 
 Batches are cut only at transaction boundaries, so a transaction is never
@@ -79,6 +85,18 @@ The schema (the same for every table; see :mod:`replica_client.spark.changelog`)
 VARIANT: JSON strings round-trip through every sink (parquet, Delta, Kafka) and
 every Spark >= 4.2 handles them; ``parse_json(after)`` turns one into a VARIANT,
 ``from_json(after, "id INT, name STRING")`` into a struct.
+
+With ``typed=true`` (:mod:`replica_client.spark.typed`) ``before`` and
+``after`` are structs of the one table's columns, with Spark types (INT ->
+int, BIGINT UNSIGNED -> decimal(20,0), DECIMAL(p,s) -> decimal(p,s), DATETIME
+-> timestamp_ntz, TIMESTAMP -> timestamp, TIME -> interval day to second,
+text/ENUM/SET/JSON -> string, binary/BLOB/GEOMETRY -> binary, ...). The schema
+comes from the primary's ``information_schema.COLUMNS`` (stream) or the
+table's first TABLE_MAP in the files (batch; needs
+``binlog_row_metadata=FULL``). A value Spark cannot hold raises
+:class:`~replica_client.errors.UnrepresentableValueError`, an ALTER TABLE that
+changes the struct while the query runs
+:class:`~replica_client.errors.SchemaChangedError`.
 
 Offsets are JSON: ``{"file": ..., "pos": ..., "gtid": ...}`` (the position
 after a transaction and the GTID state there). A restarted query re-reads the

@@ -56,8 +56,13 @@ _KNOWN: Final = frozenset(
         "tls",
         "tlsca",
         "snapshotchunkrows",
+        "typed",
+        "invalidvalues",
     }
 )
+
+#: invalidValues: what typed mode does with a value Spark cannot hold.
+InvalidValues = Literal["error", "null"]
 
 
 def _key(name: str) -> str:
@@ -151,6 +156,17 @@ class SourceOptions:
     tls_ca: str | None = None
     #: startingPosition=snapshot: about this many rows per key range (one task each).
     snapshot_chunk_rows: int = 50_000
+    #: typed=true: ``before``/``after`` as structs of the one table in ``tables``.
+    typed: bool = False
+    #: typed=true: a value Spark cannot hold (a zero date, ...) fails the query
+    #: (``error``) or is read as NULL (``null``).
+    invalid_values: InvalidValues = "error"
+
+    @property
+    def typed_table(self) -> tuple[str, str]:
+        """The ``(schema, table)`` of typed mode (the one table of ``tables``)."""
+        schema, _, table = self.tables.include[0].partition(".")
+        return schema, table
 
     def decoder_options(self, *, with_filter: bool = True) -> DecoderOptions:
         """Decoder options for executors (the filter is applied by the driver in streams)."""
@@ -199,7 +215,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
                 "host, port, hosts, user, password, server_id, startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
                 "maxBytesPerTrigger, maxPartitions, partitionBytes, connectTimeout, "
-                "readTimeout, tls, tlsCa, snapshotChunkRows, path"
+                "readTimeout, tls, tlsCa, snapshotChunkRows, typed, invalidValues, path"
             )
         opts[key] = "" if value is None else str(value)
     paths: list[str] = []
@@ -231,7 +247,10 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         parsed = [parse_address(h) for h in opts["hosts"].split(",") if h.strip()]
         host, port = parsed[0]
         hosts = tuple(format_address(h, p) for h, p in parsed)
-    return SourceOptions(
+    invalid = opts.get("invalidvalues", "").strip().lower() or "error"
+    if invalid not in ("error", "null"):
+        raise ConfigError(f"option invalidValues must be error or null, got {invalid!r}")
+    result = SourceOptions(
         paths=tuple(paths),
         host=host,
         port=port,
@@ -253,4 +272,30 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         tls=tls,
         tls_ca=opts.get("tlsca") or None,
         snapshot_chunk_rows=_int(opts, "snapshotchunkrows", 50_000, 1) or 50_000,
+        typed=_bool(opts, "typed", False),
+        invalid_values="null" if invalid == "null" else "error",
     )
+    if result.typed:
+        _check_typed(result)
+    elif "invalidvalues" in opts:
+        raise ConfigError("option invalidValues applies only with typed=true")
+    return result
+
+
+_GLOB_CHARS: Final = re.compile(r"[*?\[]")
+
+
+def _check_typed(options: SourceOptions) -> None:
+    """typed=true needs exactly one table, named without wildcards, and a stream of changes."""
+    include = options.tables.include
+    if len(include) != 1 or _GLOB_CHARS.search(include[0]):
+        given = ",".join(include) or "(none)"
+        raise ConfigError(
+            "option typed=true needs tables to name exactly one table as schema.table, "
+            f"without wildcards (the struct columns are that table's); tables is {given}"
+        )
+    if options.starting_position == "snapshot":
+        raise ConfigError(
+            "option typed=true does not support startingPosition=snapshot: start from "
+            "earliest, latest, a GTID or a file position"
+        )

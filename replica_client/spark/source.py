@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -42,11 +43,19 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    DateType,
+    DayTimeIntervalType,
+    DecimalType,
+    DoubleType,
+    FloatType,
     IntegerType,
     LongType,
     StringType,
     StructField,
     StructType,
+    TimestampNTZType,
     TimestampType,
 )
 
@@ -57,8 +66,9 @@ from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
 from .options import SourceOptions, parse_options
-from .planner import Offset, StreamPlanner, TxnSlice
+from .planner import Offset, StreamPlanner, TxnSlice, _query
 from .snapshot import Chunk, read_chunk
+from .typed import TypedChangelogBuilder, TypedColumn, file_layout, stream_layout
 
 __all__ = [
     "CHANGELOG_SCHEMA",
@@ -68,19 +78,69 @@ __all__ = [
     "MariaDBBinlogDataSource",
     "StreamPartition",
     "changelog_schema",
+    "typed_schema",
 ]
 
-_SPARK_TYPES = {
-    "string": StringType(),
-    "bigint": LongType(),
-    "int": IntegerType(),
-    "timestamp": TimestampType(),
+#: Spark types by their ``simpleString()`` (the changelog's and typed mode's).
+_SPARK_TYPES: dict[str, DataType] = {
+    t.simpleString(): t
+    for t in (
+        StringType(),
+        LongType(),
+        IntegerType(),
+        TimestampType(),
+        TimestampNTZType(),
+        DateType(),
+        FloatType(),
+        DoubleType(),
+        BinaryType(),
+        DayTimeIntervalType(),
+    )
 }
+_DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
+
+
+def _spark_type(name: str) -> DataType:
+    found = _SPARK_TYPES.get(name)
+    if found is not None:
+        return found
+    decimal = _DECIMAL.fullmatch(name)
+    if decimal is None:  # pragma: no cover - typed.py names no other type
+        raise AssertionError(f"no Spark type {name!r}")
+    return DecimalType(int(decimal[1]), int(decimal[2]))
 
 
 def changelog_schema() -> StructType:
     """The one changelog schema of every table (see ``changelog``)."""
     return StructType([StructField(n, _SPARK_TYPES[t], nullable) for n, t, nullable in FIELDS])
+
+
+def typed_schema(layout: tuple[TypedColumn, ...]) -> StructType:
+    """The changelog schema with ``before``/``after`` as structs of one table (typed=true)."""
+    row = StructType([StructField(c.name, _spark_type(c.spark), True) for c in layout])
+    return StructType(
+        [
+            StructField(n, row if n in ("before", "after") else _SPARK_TYPES[t], nullable)
+            for n, t, nullable in FIELDS
+        ]
+    )
+
+
+def _typed_fields(schema: StructType) -> tuple[tuple[str, str], ...]:
+    """(name, Spark type) of the struct fields of a typed schema's ``after``."""
+    after = schema["after"].dataType
+    if not isinstance(after, StructType):
+        raise ConfigError(f"typed=true: the schema's after column is {after.simpleString()}")
+    return tuple((f.name, f.dataType.simpleString()) for f in after.fields)
+
+
+def _builder(opts: SourceOptions, schema: StructType) -> ChangelogBuilder:
+    """The builder of ``read()``'s batches: the changelog's, or typed mode's."""
+    if not opts.typed:
+        return ChangelogBuilder()
+    return TypedChangelogBuilder(
+        opts.typed_table, _typed_fields(schema), _arrow_schema_for(schema), opts.invalid_values
+    )
 
 
 #: The changelog schema as a Spark ``StructType``.
@@ -159,12 +219,8 @@ class BinlogBatchReader(DataSourceReader):
         self.opts = opts
         self.schema = schema
         self.files = [str(p) for p in expand_paths(opts.paths)]
-        self.keys: dict[int, bytes] | None = None
-        if opts.key_file is not None:
-            from ..binlog.encryption import parse_key_file
-
-            # Parsed here in the driver and shipped: executors need not see the file.
-            self.keys = parse_key_file(Path(opts.key_file).read_bytes(), opts.key_file_password)
+        # Parsed here in the driver and shipped: executors need not see the file.
+        self.keys = _encryption_keys(opts)
 
     def partitions(self) -> list[FilePartition]:
         return [FilePartition(i, f) for i, f in enumerate(self.files)]
@@ -174,7 +230,7 @@ class BinlogBatchReader(DataSourceReader):
         return _conform(self._batches(partition.path), _arrow_schema_for(self.schema))
 
     def _batches(self, path: str) -> Iterator[pa.RecordBatch]:
-        builder = ChangelogBuilder()
+        builder = _builder(self.opts, self.schema)
         gtid: str | None = None
         reader = BinlogFileReader([Path(path)], _decoder_options(self.opts, self.keys))
         with reader:
@@ -192,6 +248,15 @@ class BinlogBatchReader(DataSourceReader):
 
 
 _MYSQL_GTID = frozenset({33, 42})  # GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT
+
+
+def _encryption_keys(opts: SourceOptions) -> dict[int, bytes] | None:
+    """The keys of ``keyFile`` (None without one)."""
+    if opts.key_file is None:
+        return None
+    from ..binlog.encryption import parse_key_file
+
+    return parse_key_file(Path(opts.key_file).read_bytes(), opts.key_file_password)
 
 
 # -- streaming: a live primary -----------------------------------------------------------
@@ -213,9 +278,11 @@ class SnapshotPartition(InputPartition):
         self.chunk = chunk
 
 
-def decode_slices(txns: list[TxnSlice], options: DecoderOptions) -> Iterator[pa.RecordBatch]:
+def decode_slices(
+    txns: list[TxnSlice], options: DecoderOptions, builder: ChangelogBuilder | None = None
+) -> Iterator[pa.RecordBatch]:
     """Decode the raw events of a stream partition into changelog batches."""
-    builder = ChangelogBuilder()
+    builder = builder if builder is not None else ChangelogBuilder()
     decoder = EventDecoder(options)
     current_fde: bytes | None = None
     for fde, file, gtid, events in txns:
@@ -303,7 +370,11 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if isinstance(partition, SnapshotPartition):
             return _conform(read_chunk(self.opts, partition.chunk), _arrow_schema_for(self.schema))
         assert isinstance(partition, StreamPartition)
-        batches = decode_slices(partition.txns, self.opts.decoder_options(with_filter=False))
+        batches = decode_slices(
+            partition.txns,
+            self.opts.decoder_options(with_filter=False),
+            _builder(self.opts, self.schema),
+        )
         return _conform(batches, _arrow_schema_for(self.schema))
 
 
@@ -315,7 +386,15 @@ class MariaDBBinlogDataSource(DataSource):
         return "mariadb_binlog"
 
     def schema(self) -> StructType:
-        return changelog_schema()
+        opts = parse_options(self.options)
+        if not opts.typed:
+            return changelog_schema()
+        if opts.paths:  # batch: the table's first TABLE_MAP in the files
+            files = expand_paths(opts.paths)
+            options = _decoder_options(opts, _encryption_keys(opts))
+            return typed_schema(file_layout(opts, files, options))
+        opts.require_connection()
+        return typed_schema(stream_layout(opts, lambda sql, args: _query(opts, sql, args)))
 
     def reader(self, schema: StructType) -> BinlogBatchReader:
         return BinlogBatchReader(parse_options(self.options), schema)

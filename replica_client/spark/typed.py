@@ -1,0 +1,612 @@
+"""Typed single-table mode (``typed=true``): ``before``/``after`` as structs.
+
+No pyspark import. For the one table named by ``tables``, the row images are
+Arrow struct columns whose fields are the table's columns, typed from the
+column types the decoder reports (:class:`~replica_client.binlog.events.ColumnInfo`
+of the TABLE_MAP) and holding the values the decoder produces
+(:mod:`replica_client.binlog.columns`). The mapping, the one place that says
+which Spark type a column gets (:func:`typed_column`):
+
+=============================  ======================  ================================
+column                         Spark type              decoded value -> Spark value
+=============================  ======================  ================================
+TINYINT, SMALLINT, MEDIUMINT,  int                     int
+INT (signed), YEAR
+INT UNSIGNED, BIGINT           bigint                  int
+BIGINT UNSIGNED                decimal(20,0)           int
+BIT(n)                         int (n <= 31), bigint   int
+                               (n <= 63), else
+                               decimal(20,0)
+DECIMAL(p,s)                   decimal(p,s) (p <= 38)  Decimal
+                               else string             its exact text (``format(v, "f")``)
+FLOAT / DOUBLE                 float / double          float (FLOAT: the exact float32)
+DATE                           date                    date
+DATETIME                       timestamp_ntz           naive datetime (wall clock)
+TIMESTAMP                      timestamp               aware UTC datetime
+TIME                           interval day to second  timedelta (-838:59:59 .. 838:59:59,
+                                                       exact to the microsecond)
+CHAR, VARCHAR, TEXT (a         string                  str
+charset), MariaDB JSON
+BINARY, VARBINARY, BLOB        binary                  bytes (BINARY(n) padded to n)
+ENUM                           string                  its label
+SET                            string                  labels in definition order, ``,``
+                                                       between them (as SELECT shows it)
+JSON (MySQL)                   string                  the document as JSON text
+GEOMETRY (any spatial type)    binary                  SRID (4 bytes LE) + WKB, as SELECT
+=============================  ======================  ================================
+
+TIME is a day-time interval rather than a string: it is a signed duration, not
+a time of day (up to 838 hours), and the interval holds every value exactly.
+Every struct field is nullable. VECTOR and other types raise
+:class:`~replica_client.errors.UnsupportedError` when the schema is made.
+
+Values Spark cannot hold are never changed silently: a zero or partly-zero
+DATE/DATETIME/TIMESTAMP (``0000-00-00``), text bytes that are not valid in
+the column's character set, an ENUM/SET value outside its labels raise
+:class:`~replica_client.errors.UnrepresentableValueError` naming the table,
+column and binlog position, unless ``invalidValues=null`` (then they are
+NULL). A row image without every column (``binlog_row_image`` MINIMAL or
+NOBLOB) always raises it. A TABLE_MAP whose columns map to other names or
+types than the query's schema (an ALTER TABLE) raises
+:class:`~replica_client.errors.SchemaChangedError`.
+
+The schema is known before reading: a stream asks the primary
+(:func:`stream_layout`: ``information_schema.COLUMNS`` turned into the
+``ColumnInfo`` the TABLE_MAP will carry); a batch over files takes the first
+TABLE_MAP of the table in the files (:func:`file_layout`), which needs
+``binlog_row_metadata=FULL`` for the column names.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+
+from ..binlog.constants import ColumnType
+from ..binlog.events import (
+    ColumnInfo,
+    DeleteRowsEvent,
+    Geometry,
+    Row,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+from ..binlog.json_binary import JSON_NULL
+from ..config import DecoderOptions
+from ..errors import ConfigError, SchemaChangedError, UnrepresentableValueError, UnsupportedError
+from ..jsonvalues import json_value
+from ..snapshot import GEOMETRY_TYPES
+from .changelog import ChangelogBuilder, pk_json
+from .options import SourceOptions
+
+__all__ = [
+    "COLUMNS_SQL",
+    "TypedChangelogBuilder",
+    "TypedColumn",
+    "columns_from_information_schema",
+    "file_layout",
+    "stream_layout",
+    "typed_column",
+    "typed_columns",
+]
+
+T = ColumnType
+
+_BINARY_COLLATION: Final = 63
+
+
+@dataclass(frozen=True, slots=True)
+class TypedColumn:
+    """One field of the typed struct: the column's name, Spark type, and value kind."""
+
+    name: str
+    #: Spark's ``DataType.simpleString()`` of the field: ``int``, ``decimal(20,0)``, ...
+    spark: str
+    #: How a decoded value becomes the Arrow value (a key of ``_ACCEPTS``).
+    kind: str
+    #: SET labels in definition order (kind ``set``).
+    labels: tuple[str, ...] = ()
+
+
+_INT_BITS: Final[dict[int, int]] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
+_TEXT_TYPES: Final = frozenset(
+    {
+        T.VARCHAR,
+        T.VAR_STRING,
+        T.STRING,
+        T.TINY_BLOB,
+        T.MEDIUM_BLOB,
+        T.LONG_BLOB,
+        T.BLOB,
+        T.VARCHAR_COMPRESSED,
+        T.BLOB_COMPRESSED,
+    }
+)
+#: Column types with one fixed (Spark type, value kind).
+_FIXED: Final[dict[int, tuple[str, str]]] = {
+    T.FLOAT: ("float", "float"),
+    T.DOUBLE: ("double", "float"),
+    T.YEAR: ("int", "int"),
+    T.DATE: ("date", "date"),
+    T.NEWDATE: ("date", "date"),
+    T.TIME: ("interval day to second", "time"),
+    T.TIME2: ("interval day to second", "time"),
+    T.DATETIME: ("timestamp_ntz", "datetime"),
+    T.DATETIME2: ("timestamp_ntz", "datetime"),
+    T.TIMESTAMP: ("timestamp", "timestamp"),
+    T.TIMESTAMP2: ("timestamp", "timestamp"),
+    T.JSON: ("string", "json"),
+    T.GEOMETRY: ("binary", "geometry"),
+}
+_MAX_SPARK_PRECISION: Final = 38
+
+
+def _integer(bits: int, unsigned: bool) -> str:
+    """The smallest Spark integer type that holds every value of ``bits`` bits."""
+    magnitude = bits if unsigned else bits - 1  # every value is below 2**magnitude
+    if magnitude <= 31:
+        return "int"
+    if magnitude <= 63:
+        return "bigint"
+    return "decimal(20,0)"
+
+
+def _needs_full(table: str, column: int, what: str) -> ConfigError:
+    return ConfigError(
+        f"typed=true needs binlog_row_metadata=FULL: the TABLE_MAP of {table} does not give "
+        f"the {what} of column {column + 1}"
+    )
+
+
+def typed_column(col: ColumnInfo, table: str = "") -> TypedColumn:
+    """The struct field of one TABLE_MAP column (``table``: ``schema.table``, for errors).
+
+    Raises:
+        ConfigError: the TABLE_MAP lacks what the type needs (names, signedness,
+            charset, ENUM/SET labels: ``binlog_row_metadata=FULL``).
+        UnsupportedError: a column type without a typed form (VECTOR, ...).
+    """
+    if col.name is None:
+        raise _needs_full(table, col.index, "name")
+    name, t = col.name, col.real_type
+    if t in _INT_BITS:
+        if col.unsigned is None:
+            raise _needs_full(table, col.index, "signedness")
+        return TypedColumn(name, _integer(_INT_BITS[t], col.unsigned), "int")
+    fixed = _FIXED.get(t)
+    if fixed is not None:
+        return TypedColumn(name, *fixed)
+    if t == T.NEWDECIMAL:
+        precision, scale = col.meta >> 8, col.meta & 0xFF
+        if precision <= _MAX_SPARK_PRECISION:
+            return TypedColumn(name, f"decimal({precision},{scale})", "decimal")
+        return TypedColumn(name, "string", "decimal_text")
+    if t == T.BIT:
+        return TypedColumn(name, _integer((col.meta & 0xFF) * 8 + (col.meta >> 8), True), "int")
+    if t == T.ENUM:
+        if col.enum_values is None:
+            raise _needs_full(table, col.index, "ENUM labels")
+        return TypedColumn(name, "string", "enum")
+    if t == T.SET:
+        if col.set_values is None:
+            raise _needs_full(table, col.index, "SET labels")
+        return TypedColumn(name, "string", "set", col.set_values)
+    if t in _TEXT_TYPES:
+        if col.collation is None:
+            raise _needs_full(table, col.index, "character set")
+        if col.collation == _BINARY_COLLATION:
+            return TypedColumn(name, "binary", "binary")
+        return TypedColumn(name, "string", "text")
+    try:
+        type_name = ColumnType(t).name
+    except ValueError:
+        type_name = str(t)
+    raise UnsupportedError(
+        f"typed=true: column {name!r} of {table} has type {type_name}, which has no typed form"
+    )
+
+
+def typed_columns(table_map: TableMapEvent) -> tuple[TypedColumn, ...]:
+    """The struct fields of a table, in column order (see :func:`typed_column`)."""
+    name = f"{table_map.schema}.{table_map.table}"
+    return tuple(typed_column(col, name) for col in table_map.columns)
+
+
+# -- the schema before reading -----------------------------------------------------------
+
+#: The columns of one table, as :func:`columns_from_information_schema` reads them.
+COLUMNS_SQL: Final = (
+    "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, "
+    "CHARACTER_SET_NAME FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION"
+)
+
+#: information_schema DATA_TYPE -> the type code the server writes in the TABLE_MAP.
+_SQL_TYPES: Final[dict[str, int]] = {
+    "tinyint": T.TINY,
+    "smallint": T.SHORT,
+    "mediumint": T.INT24,
+    "int": T.LONG,
+    "integer": T.LONG,
+    "bigint": T.LONGLONG,
+    "float": T.FLOAT,
+    "double": T.DOUBLE,
+    "real": T.DOUBLE,
+    "decimal": T.NEWDECIMAL,
+    "numeric": T.NEWDECIMAL,
+    "bit": T.BIT,
+    "year": T.YEAR,
+    "date": T.DATE,
+    "time": T.TIME2,
+    "datetime": T.DATETIME2,
+    "timestamp": T.TIMESTAMP2,
+    "char": T.STRING,
+    "binary": T.STRING,
+    "varchar": T.VARCHAR,
+    "varbinary": T.VARCHAR,
+    **dict.fromkeys(("tinytext", "text", "mediumtext", "longtext"), T.BLOB),
+    **dict.fromkeys(("tinyblob", "blob", "mediumblob", "longblob"), T.BLOB),
+    "enum": T.ENUM,
+    "set": T.SET,
+    "json": T.JSON,
+    **dict.fromkeys(GEOMETRY_TYPES, T.GEOMETRY),
+    # MariaDB's UUID, INET6 and INET4 are BINARY(16) / BINARY(4) in the TABLE_MAP.
+    **dict.fromkeys(("uuid", "inet6", "inet4"), T.STRING),
+    "vector": T.VECTOR,
+}
+_BINARY_SQL_TYPES: Final = frozenset({"uuid", "inet6", "inet4"})
+_LABEL: Final = re.compile(r"'((?:[^']|'')*)'")
+
+
+def _labels(column_type: str) -> tuple[str, ...]:
+    """The labels of ``enum('a','b')`` / ``set(...)``."""
+    return tuple(m.replace("''", "'") for m in _LABEL.findall(column_type))
+
+
+def columns_from_information_schema(
+    rows: Sequence[Sequence[Any]], table: str
+) -> tuple[ColumnInfo, ...]:
+    """The ``ColumnInfo`` a FULL-metadata TABLE_MAP gives for these :data:`COLUMNS_SQL` rows.
+
+    Only what :func:`typed_column` reads is filled in (type, the metadata of
+    DECIMAL and BIT, signedness, binary or not, labels); the collation of a
+    character column is not known here and is given as 0 (not binary).
+    """
+    out: list[ColumnInfo] = []
+    for index, (name, data_type, column_type, precision, scale, charset) in enumerate(rows):
+        sql_type = str(data_type).lower()
+        code = _SQL_TYPES.get(sql_type)
+        if code is None:
+            raise UnsupportedError(
+                f"typed=true: column {name!r} of {table} has type {sql_type}, "
+                "which has no typed form"
+            )
+        full_type = str(column_type).lower()
+        meta = 0
+        if code == T.NEWDECIMAL:
+            meta = (int(precision) << 8) | int(scale or 0)
+        elif code == T.BIT:
+            meta = ((int(precision) % 8) << 8) | (int(precision) // 8)
+        binary = charset is None or sql_type in _BINARY_SQL_TYPES
+        labels = _labels(str(column_type)) if code in (T.ENUM, T.SET) else None
+        out.append(
+            ColumnInfo(
+                index=index,
+                type=code,
+                real_type=code,
+                meta=meta,
+                nullable=True,
+                name=str(name),
+                unsigned="unsigned" in full_type,
+                collation=_BINARY_COLLATION if binary else 0,
+                enum_values=labels if code == T.ENUM else None,
+                set_values=labels if code == T.SET else None,
+            )
+        )
+    return tuple(out)
+
+
+def stream_layout(
+    opts: SourceOptions, query: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
+) -> tuple[TypedColumn, ...]:
+    """The struct fields of the typed table, asked of the primary (``query(sql, args)``).
+
+    Raises:
+        ConfigError: the primary does not log FULL row metadata and FULL row
+            images, or the table is not there (or not visible to the user).
+    """
+    schema, table = opts.typed_table
+    name = f"{schema}.{table}"
+    metadata, image = (str(v).upper() for v in query(_SETTINGS_SQL, ())[0])
+    if metadata != "FULL" or image != "FULL":
+        raise ConfigError(
+            f"typed=true needs binlog_row_metadata=FULL and binlog_row_image=FULL on the "
+            f"primary {opts.address} (column names, signedness and every column of every "
+            f"row image in the binlog); it has binlog_row_metadata={metadata}, "
+            f"binlog_row_image={image}"
+        )
+    rows = query(COLUMNS_SQL, (schema, table))
+    if not rows:
+        raise ConfigError(
+            f"typed=true: the primary {opts.address} has no table {name} that the user "
+            f"{opts.user!r} can see (information_schema.COLUMNS shows the columns of tables "
+            "the user has a privilege on)"
+        )
+    return tuple(typed_column(c, name) for c in columns_from_information_schema(rows, name))
+
+
+_SETTINGS_SQL: Final = "SELECT @@GLOBAL.binlog_row_metadata, @@GLOBAL.binlog_row_image"
+
+
+def file_layout(
+    opts: SourceOptions, files: Sequence[Path], options: DecoderOptions
+) -> tuple[TypedColumn, ...]:
+    """The struct fields of the typed table from its first TABLE_MAP in ``files``.
+
+    Raises:
+        ConfigError: no TABLE_MAP of the table in the files, or one without
+            ``binlog_row_metadata=FULL`` (no column names).
+    """
+    from ..files import BinlogFileReader
+
+    schema, table = opts.typed_table
+    with BinlogFileReader(files, options) as reader:
+        for event in reader:
+            if isinstance(event, TableMapEvent) and (event.schema, event.table) == (schema, table):
+                where = reader.event_position
+                try:
+                    return typed_columns(event)
+                except ConfigError as exc:
+                    raise ConfigError(
+                        f"{exc} (binlog files: the first TABLE_MAP of {schema}.{table}, at "
+                        f"{where}; the files were written without binlog_row_metadata=FULL)"
+                    ) from None
+    raise ConfigError(
+        f"typed=true: the binlog files have no row of {schema}.{table}: the typed schema "
+        "is that of the table's first TABLE_MAP in the files"
+    )
+
+
+# -- executors: rows events -> struct columns -------------------------------------------
+
+_ACCEPTS: Final[dict[str, frozenset[type] | None]] = {
+    "int": frozenset({int}),
+    "float": frozenset({float}),
+    "decimal": frozenset({Decimal}),
+    "decimal_text": frozenset({Decimal}),
+    "date": frozenset({dt.date}),
+    "time": frozenset({dt.timedelta}),
+    "datetime": frozenset({dt.datetime}),
+    "timestamp": frozenset({dt.datetime}),
+    "text": frozenset({str}),
+    "binary": frozenset({bytes}),
+    "enum": frozenset({str}),
+    "set": frozenset({frozenset}),
+    "json": None,  # every decoded document
+    "geometry": frozenset({Geometry, bytes}),
+}
+
+#: Why a value of a kind is not accepted (what the decoder gives instead).
+_WHY: Final = {
+    "date": "a zero or partly-zero date",
+    "datetime": "a zero or partly-zero datetime",
+    "timestamp": "a zero timestamp",
+    "text": "bytes that are not valid in the column's character set",
+    "enum": "an index outside the ENUM's labels",
+    "set": "bits outside the SET's labels",
+}
+
+
+def _set_text(value: frozenset[str], col: TypedColumn) -> str:
+    return ",".join(label for label in col.labels if label in value)
+
+
+def _json_text(value: Any, col: TypedColumn) -> str:
+    if value is JSON_NULL:
+        return "null"
+    return json.dumps(json_value(value), ensure_ascii=False)
+
+
+def _geometry_bytes(value: Geometry | bytes, col: TypedColumn) -> bytes:
+    if isinstance(value, Geometry):
+        return value.srid.to_bytes(4, "little") + value.wkb
+    return value  # MariaDB's empty value in a NOT NULL column
+
+
+def _decimal_text(value: Decimal, col: TypedColumn) -> str:
+    return format(value, "f")
+
+
+_CONVERT: Final[dict[str, Callable[[Any, TypedColumn], Any]]] = {
+    "set": _set_text,
+    "json": _json_text,
+    "geometry": _geometry_bytes,
+    "decimal_text": _decimal_text,
+}
+
+_NONE_TYPE: Final = type(None)
+
+
+class TypedChangelogBuilder(ChangelogBuilder):
+    """A :class:`ChangelogBuilder` whose ``before``/``after`` are structs of one table.
+
+    ``schema`` is the Arrow schema Spark expects (``before``/``after`` struct
+    types included); ``expected`` the (name, Spark type) of every struct field.
+    Rows of other tables are skipped.
+    """
+
+    __slots__ = ("_after", "_before", "_expected", "_invalid", "_plans", "_schema", "_table")
+
+    def __init__(
+        self,
+        table: tuple[str, str],
+        expected: tuple[tuple[str, str], ...],
+        schema: pa.Schema,
+        invalid_values: str = "error",
+    ) -> None:
+        super().__init__()
+        self._table = table
+        self._expected = expected
+        self._schema = schema
+        self._invalid = invalid_values
+        self._plans: dict[tuple[ColumnInfo, ...], tuple[TypedColumn, ...]] = {}
+        self._before: tuple[list[list[Any]], list[bool]] = self._empty()
+        self._after: tuple[list[list[Any]], list[bool]] = self._empty()
+
+    def _empty(self) -> tuple[list[list[Any]], list[bool]]:
+        return [[] for _ in self._expected], []
+
+    def _plan(self, event: RowsEvent, where: str) -> tuple[TypedColumn, ...]:
+        """The fields of this event's TABLE_MAP; they must be the query's."""
+        table = event.table
+        plan = self._plans.get(table.columns)
+        if plan is None:
+            plan = typed_columns(table)
+            found = tuple((c.name, c.spark) for c in plan)
+            if found != self._expected:
+                name = f"{table.schema}.{table.table}"
+                raise SchemaChangedError(
+                    f"the layout of {name} changed at {where} (ALTER TABLE): the query's "
+                    f"struct is {_layout_text(self._expected)}, the binlog's now "
+                    f"{_layout_text(found)}. A running query's schema cannot change: start "
+                    "a new query (a new checkpoint) from the transaction at this position",
+                    table=name,
+                    position=where,
+                )
+            if len(self._plans) > 64:
+                self._plans.clear()
+            self._plans[table.columns] = plan
+        return plan
+
+    def add(self, event: RowsEvent, file: str, pos: int, gtid: str | None) -> None:
+        """Add the rows of one rows event of the typed table that starts at ``file:pos``."""
+        table = event.table
+        if (table.schema, table.table) != self._table:
+            return
+        where = f"{file}:{pos}"
+        plan = self._plan(event, where)
+        names = table.column_names
+        pk = table.primary_key
+        c_op, c_pk = self._cols[0], self._cols[5]
+        if isinstance(event, UpdateRowsEvent):
+            self._check_full(event, event.columns_present_after, where)
+            befores = [b for b, _ in event.rows]
+            afters = [a for _, a in event.rows]
+            c_pk.extend(pk_json(pk, names, row) for row in afters)
+            op = "u"
+        elif isinstance(event, WriteRowsEvent):
+            befores, afters = [], list(event.rows)
+            c_pk.extend(pk_json(pk, names, row) for row in afters)
+            op = "c"
+        elif isinstance(event, DeleteRowsEvent):
+            befores, afters = list(event.rows), []
+            c_pk.extend(pk_json(pk, names, row) for row in befores)
+            op = "d"
+        else:  # pragma: no cover - every rows event is one of the three
+            return
+        self._check_full(event, event.columns_present, where)
+        n = len(event.rows)
+        self._images(self._before, befores, n, plan, where)
+        self._images(self._after, afters, n, plan, where)
+        c_op.extend([op] * n)
+        self._add_position(event, n, file, pos, gtid)
+
+    def add_reads(self, *args: Any, **kwargs: Any) -> None:
+        raise ConfigError("typed=true does not support startingPosition=snapshot")
+
+    def _check_full(self, event: RowsEvent, present: int, where: str) -> None:
+        every = (1 << len(event.table.columns)) - 1
+        if present & every != every:
+            name = f"{event.table.schema}.{event.table.table}"
+            absent = [c for i, c in enumerate(event.table.column_names) if not present >> i & 1]
+            raise UnrepresentableValueError(
+                f"the row image of {name} at {where} lacks the columns {absent} "
+                "(binlog_row_image MINIMAL or NOBLOB): typed=true needs every column, "
+                "binlog_row_image=FULL",
+                table=name,
+                column=absent[0],
+                position=where,
+            )
+
+    def _images(
+        self,
+        into: tuple[list[list[Any]], list[bool]],
+        rows: Sequence[Row],
+        n: int,
+        plan: tuple[TypedColumn, ...],
+        where: str,
+    ) -> None:
+        """Append ``rows`` column by column (or ``n`` NULL structs when there are none)."""
+        columns, nulls = into
+        if not rows:
+            nones = [None] * n
+            for column in columns:
+                column.extend(nones)
+            nulls.extend([True] * n)
+            return
+        for col, decoded, target in zip(plan, zip(*rows, strict=True), columns, strict=True):
+            values: tuple[Any, ...] = decoded
+            accepts = _ACCEPTS[col.kind]
+            if accepts is not None:
+                found = set(map(type, values))
+                found.discard(_NONE_TYPE)
+                if not found <= accepts:
+                    values = self._invalid_values(values, col, accepts, where)
+            convert = _CONVERT.get(col.kind)
+            if convert is None:
+                target.extend(values)
+            else:
+                target.extend(None if v is None else convert(v, col) for v in values)
+        nulls.extend([False] * n)
+
+    def _invalid_values(
+        self, values: tuple[Any, ...], col: TypedColumn, accepts: frozenset[type], where: str
+    ) -> tuple[Any, ...]:
+        """Values Spark cannot hold: an error, or NULL with ``invalidValues=null``."""
+        if self._invalid == "null":
+            return tuple(None if type(v) not in accepts else v for v in values)
+        index, value = next(
+            (i, v) for i, v in enumerate(values) if v is not None and type(v) not in accepts
+        )
+        name = f"{self._table[0]}.{self._table[1]}"
+        shown = str(value) if isinstance(value, tuple | int) else repr(value)[:80]
+        why = _WHY.get(col.kind, f"a {type(value).__name__}")
+        raise UnrepresentableValueError(
+            f"{name} column {col.name!r} at {where} row {index}: {shown} ({why}) has no "
+            f"Spark {col.spark} value; it is not changed silently. Option invalidValues=null "
+            "reads such values as NULL",
+            table=name,
+            column=col.name,
+            position=f"{where}#{index}",
+        )
+
+    def take_batch(self) -> pa.RecordBatch:
+        """The rows collected so far as one record batch; the builder starts empty."""
+        arrays = self._take_arrays()
+        for index, name in ((3, "before"), (4, "after")):
+            columns, nulls = self._before if name == "before" else self._after
+            struct_type = self._schema.field(name).type
+            fields = [struct_type.field(i) for i in range(struct_type.num_fields)]
+            children = [
+                pa.array(values, type=field.type)
+                for values, field in zip(columns, fields, strict=True)
+            ]
+            arrays[index] = pa.StructArray.from_arrays(
+                children, fields=fields, mask=pa.array(nulls, type=pa.bool_())
+            )
+        self._before, self._after = self._empty(), self._empty()
+        return pa.RecordBatch.from_arrays(arrays, schema=self._schema)
+
+
+def _layout_text(layout: tuple[tuple[str, str], ...]) -> str:
+    return "(" + ", ".join(f"{n} {t}" for n, t in layout) + ")"
