@@ -306,8 +306,6 @@ def test_typed_stream_equals_select_for_every_column_type(
     images = w.inserted + 2 * len(w.updated) + len(w.deleted)
     assert compared == images * (len(oracle.COLUMNS) + 1)
 
-    if mysql:
-        return
     # The same rows from the binlog files, the schema from their first TABLE_MAP.
     copy = tmp_path / "binlogs"
     copy.mkdir()
@@ -402,7 +400,10 @@ def test_alter_table_while_the_query_runs_fails_naming_table_and_position(
 
 @pytest.mark.integration
 def test_typed_needs_one_table_and_full_metadata_at_planning(
-    spark: SparkSession, spark_primary: MariaDBServer, server_id: int
+    spark: SparkSession,
+    spark_primary: MariaDBServer,
+    mariadb_primary_factory: PrimaryFactory,
+    server_id: int,
 ) -> None:
     srv = spark_primary
     for tables in ("s_files.*", "a.t,b.t"):
@@ -412,3 +413,11 @@ def test_typed_needs_one_table_and_full_metadata_at_planning(
     files = {"typed": "true", "tables": "simu_file_dev.folder", "path": str(_FIXTURE)}
     text = _error_text(lambda: _load(spark, files).columns)
     assert "ConfigError" in text and "binlog_row_metadata=FULL" in text
+    minimal = mariadb_primary_factory(ServerVariant(row_metadata="MINIMAL"))
+    minimal.sql_many(
+        ["CREATE DATABASE IF NOT EXISTS t_min", "CREATE TABLE IF NOT EXISTS t_min.t (id INT)"]
+    )
+    opts = stream_options(minimal, server_id, tables="t_min.t", typed="true")
+    text = _error_text(partial(_load, spark, opts, stream=True))
+    assert "ConfigError" in text and "binlog_row_metadata=FULL" in text
+    assert "it has binlog_row_metadata=MINIMAL" in text
