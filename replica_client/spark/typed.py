@@ -10,8 +10,8 @@ which Spark type a column gets (:func:`typed_column`):
 =============================  ======================  ================================
 column                         Spark type              decoded value -> Spark value
 =============================  ======================  ================================
-TINYINT, SMALLINT, MEDIUMINT,  int                     int
-INT (signed), YEAR
+TINYINT, SMALLINT, MEDIUMINT   int                     int
+(signed or not), INT, YEAR
 INT UNSIGNED, BIGINT           bigint                  int
 BIGINT UNSIGNED                decimal(20,0)           int
 BIT(n)                         int (n <= 31), bigint   int
@@ -32,6 +32,7 @@ ENUM                           string                  its label
 SET                            string                  labels in definition order, ``,``
                                                        between them (as SELECT shows it)
 JSON (MySQL)                   string                  the document as JSON text
+                                                       (DECIMALs inside as numbers)
 GEOMETRY (any spatial type)    binary                  SRID (4 bytes LE) + WKB, as SELECT
 =============================  ======================  ================================
 
@@ -412,8 +413,22 @@ def _set_text(value: frozenset[str], col: TypedColumn) -> str:
 
 
 def _json_text(value: Any, col: TypedColumn) -> str:
-    if value is JSON_NULL:
-        return "null"
+    return "null" if value is JSON_NULL else _json_document(value)
+
+
+def _json_document(value: Any) -> str:
+    """A decoded MySQL JSON document as JSON text (``", "`` and ``": "`` as MySQL prints).
+
+    A DECIMAL inside stays a number with all its digits; dates and times
+    inside (opaque values) are strings in their ``jsonvalues`` form.
+    """
+    if isinstance(value, dict):
+        items = (f"{_json_document(str(k))}: {_json_document(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_document(v) for v in value) + "]"
+    if isinstance(value, Decimal):
+        return format(value, "f")
     return json.dumps(json_value(value), ensure_ascii=False)
 
 

@@ -32,10 +32,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.events import ColumnInfo, Geometry
+from replica_client.binlog.json_binary import JSON_NULL
 from replica_client.config import DecoderOptions, TableFilter
 from replica_client.errors import ConfigError, UnsupportedError
 from replica_client.spark.options import parse_options
-from replica_client.spark.typed import file_layout, typed_column
+from replica_client.spark.typed import _CONVERT, file_layout, typed_column
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from tests import oracle
@@ -120,6 +121,18 @@ def test_a_table_map_without_full_metadata_is_refused(col: ColumnInfo, what: str
 def test_a_type_without_typed_form_is_refused() -> None:
     with pytest.raises(UnsupportedError, match=r"'c' of db\.t has type VECTOR"):
         typed_column(_col(T.VECTOR, 4), "db.t")
+
+
+def test_mysql_json_documents_become_json_text() -> None:
+    """As MySQL prints them: DECIMALs inside stay numbers with every digit, the document
+    ``null`` is the text ``null`` (SQL NULL stays NULL, never reaching the converter)."""
+    column = typed_column(_col(T.JSON, 4), "db.t")
+    doc = {"a": [1, 2.5, "é", True, None], "d": Decimal("12345678901234567890.125"), "o": {}}
+    text = _CONVERT["json"](doc, column)
+    assert text == '{"a": [1, 2.5, "é", true, null], "d": 12345678901234567890.125, "o": {}}'
+    assert json.loads(text, parse_float=Decimal)["d"] == doc["d"]
+    assert _CONVERT["json"](JSON_NULL, column) == "null"
+    assert _CONVERT["json"]('say "hi"', column) == '"say \\"hi\\""'
 
 
 @pytest.mark.parametrize(
