@@ -48,7 +48,7 @@ from .dump import BinlogDump, Txn, position_key
 from .options import SourceOptions
 from .snapshot import Chunk, plan_snapshot
 
-__all__ = ["Offset", "StreamPlanner", "TxnSlice", "split_partitions"]
+__all__ = ["Offset", "StreamPlanner", "TxnSlice", "query", "split_partitions"]
 
 #: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)]).
 TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]]]
@@ -160,7 +160,8 @@ def _control_connection(opts: SourceOptions) -> Any:
     return pymysql.connect(**connection_kwargs(opts))
 
 
-def _query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows of one statement on the primary, over a short control connection."""
     conn = _control_connection(opts)
     try:
         with conn.cursor() as cur:
@@ -180,9 +181,9 @@ def primary_end(opts: SourceOptions) -> FilePos:
 
 def _binlog_status(opts: SourceOptions) -> list[tuple[Any, ...]]:
     try:
-        return _query(opts, "SHOW MASTER STATUS")
+        return query(opts, "SHOW MASTER STATUS")
     except Exception:  # MySQL 8.4+ names it SHOW BINARY LOG STATUS
-        return _query(opts, "SHOW BINARY LOG STATUS")
+        return query(opts, "SHOW BINARY LOG STATUS")
 
 
 def resolve_start(opts: SourceOptions) -> Offset:
@@ -193,7 +194,7 @@ def resolve_start(opts: SourceOptions) -> Offset:
     if isinstance(start, Gtid | MysqlGtidSet):
         return Offset("", 0, str(start), opts.address)
     if start == "earliest":
-        rows = _query(opts, "SHOW BINARY LOGS")
+        rows = query(opts, "SHOW BINARY LOGS")
         if not rows:
             raise ConfigError(f"the server at {opts.address} has no binary logs")
         return Offset(str(rows[0][0]), 4, "", opts.address)
@@ -201,9 +202,9 @@ def resolve_start(opts: SourceOptions) -> Offset:
     if not rows:
         raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
     end = FilePos(str(rows[0][0]), int(rows[0][1]))
-    version = str(_query(opts, "SELECT VERSION()")[0][0])
+    version = str(query(opts, "SELECT VERSION()")[0][0])
     if "mariadb" in version.lower():
-        found = _query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
+        found = query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
         gtid = str(found[0][0] or "") if found else ""
     else:
         executed = str(rows[0][4] or "") if len(rows[0]) > 4 else ""
@@ -213,8 +214,8 @@ def resolve_start(opts: SourceOptions) -> Offset:
 
 def probe_primary(opts: SourceOptions) -> PrimaryState:
     """Whether the server of ``opts`` is a writable primary, and its GTID state."""
-    version = str(_query(opts, "SELECT VERSION()")[0][0])
-    row = _query(opts, PRIMARY_STATE_SQL["mariadb" in version.lower()])[0]
+    version = str(query(opts, "SELECT VERSION()")[0][0])
+    row = query(opts, PRIMARY_STATE_SQL["mariadb" in version.lower()])[0]
     return primary_state_from(version, row)
 
 

@@ -66,7 +66,7 @@ from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
 from .options import SourceOptions, parse_options
-from .planner import Offset, StreamPlanner, TxnSlice, _query
+from .planner import Offset, StreamPlanner, TxnSlice, query
 from .snapshot import Chunk, read_chunk
 from .typed import TypedChangelogBuilder, TypedColumn, file_layout, stream_layout
 
@@ -394,7 +394,7 @@ class MariaDBBinlogDataSource(DataSource):
             options = _decoder_options(opts, _encryption_keys(opts))
             return typed_schema(file_layout(opts, files, options))
         opts.require_connection()
-        return typed_schema(stream_layout(opts, lambda sql, args: _query(opts, sql, args)))
+        return typed_schema(stream_layout(opts, lambda sql, args: query(opts, sql, args)))
 
     def reader(self, schema: StructType) -> BinlogBatchReader:
         return BinlogBatchReader(parse_options(self.options), schema)
