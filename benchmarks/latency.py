@@ -19,8 +19,9 @@ Usage (from the repository root)::
    the ACKing replica is (a) ``replica_client`` (``semi_sync="on"``: decodes
    every event, ACKs in ``auto`` mode, then in ``receipt`` mode; its loop is an
    ``async for event in stream`` or, with ``--style changes``, an ``async for
-   change in stream.changes()``) and (b) a bare client that only frames
-   packets and ACKs the ones the primary asks for. The three ACKers take turns
+   change in stream.changes()``) and (b) a bare client that asks for the same
+   events (the same dump flags), only frames packets and ACKs the ones the
+   primary asks for. The three ACKers take turns
    (``--rounds``, the order turning each round), so that drift over the run
    does not favour one of them. ``Rpl_semi_sync_master_no_tx`` must not move:
    a commit that timed out waiting for its ACK would count there.
@@ -184,7 +185,10 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
         row = cur.fetchone()
     assert row is not None
     name, position = str(row[0]), int(row[1])
-    body = struct.pack("<BIHI", 0x12, position, 0, args["server_id"]) + name.encode()
+    # the dump flags replica_client sends, so that both get the same events:
+    # MariaDB's ANNOTATE_ROWS (flag 2) is on by default (``annotate_rows``)
+    flags = 2 if args["mariadb"] else 0
+    body = struct.pack("<BIHI", 0x12, position, flags, args["server_id"]) + name.encode()
     sock: socket.socket = conn._sock
     sock.sendall(struct.pack("<I", len(body))[:3] + b"\0" + body)
     sock.settimeout(0.2)
