@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..accel import constructor
 from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, MysqlSource
 from .constants import HEARTBEAT_TYPES, EventFlag, EventType
 from .events import (
@@ -94,6 +95,11 @@ class Checkpoint:
         return Gtid.from_domains(self.mariadb)
 
 
+#: Checkpoint(...) with every field, without the generated __init__ (see accel.constructor):
+#: one per transaction on every stream.
+_new_checkpoint: Final = constructor(Checkpoint)
+
+
 class TransactionTracker:
     """Follows one binlog stream: places, transaction boundaries, GTID state.
 
@@ -108,6 +114,7 @@ class TransactionTracker:
         "_group_mysql",
         "_group_triple",
         "_gtid_text",
+        "_gtid_triple",
         "_mariadb",
         "_mysql",
         "_standalone",
@@ -132,6 +139,8 @@ class TransactionTracker:
         self._group_triple: GtidTriple | None = None
         self._group_mysql: tuple[MysqlSource, int] | None = None
         self._gtid_text: str | None = None
+        # a MariaDB GTID's triple, formatted into _gtid_text when first asked for
+        self._gtid_triple: GtidTriple | None = None
         # Both maps are replaced, never changed in place: checkpoints hold them.
         self._mariadb: dict[int, GtidTriple] = {}
         self._mysql: MysqlState | None = None
@@ -149,7 +158,10 @@ class TransactionTracker:
     @property
     def gtid(self) -> str | None:
         """The GTID of the transaction being read (or last read): ``d-s-n`` or ``uuid:n``."""
-        return self._gtid_text
+        text = self._gtid_text
+        if text is None and self._gtid_triple is not None:
+            text = self._gtid_text = str(self._gtid_triple)
+        return text
 
     @property
     def gtid_state(self) -> Gtid | MysqlGtidSet:
@@ -167,7 +179,7 @@ class TransactionTracker:
             and cp.mysql is self._mysql
         ):
             return cp
-        cp = self._checkpoint = Checkpoint(self.file, self.pos, self._mariadb, self._mysql)
+        cp = self._checkpoint = _new_checkpoint(self.file, self.pos, self._mariadb, self._mysql)
         return cp
 
     # -- per event -----------------------------------------------------------------------
@@ -210,7 +222,7 @@ class TransactionTracker:
             handler = _OBSERVERS.get(type(event))
             if handler is not None:
                 handler(self, event)
-        return file, start, end, bool(countable), not self.in_group
+        return file, start, end, countable, not self.in_group
 
     def observe(self, event: Event) -> bool:
         """Follow transaction boundaries; True when ``event`` leaves no transaction open."""
@@ -224,13 +236,14 @@ class TransactionTracker:
 
     def _mariadb_gtid(self, event: GtidEvent) -> None:
         self._open_group(bool(event.flags2 & GtidEvent.FL_STANDALONE))
-        self._group_triple = event.triple
-        self._gtid_text = event.gtid
+        self._group_triple = self._gtid_triple = event.triple
+        self._gtid_text = None  # formatted when asked for (gtid)
 
     def _mysql_gtid(self, event: MysqlGtidEvent) -> None:
         # A DDL stands alone; a DML transaction follows with BEGIN.
         self._open_group(True)
         self._await_begin = True
+        self._gtid_triple = None
         text = self._gtid_text = event.gtid
         if text is not None:  # None: ANONYMOUS_GTID (gtid_mode=OFF)
             self._group_mysql = ((event.uuid, event.tag or ""), event.gno)
@@ -241,7 +254,7 @@ class TransactionTracker:
         if not self.in_group:
             if opens:
                 self._open_group(False)
-                self._gtid_text = None
+                self._gtid_text = self._gtid_triple = None
         elif self._await_begin and opens:
             self._standalone = self._await_begin = False
         elif self._standalone or query.startswith(_GROUP_END_QUERIES):
