@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .binlog.constants import ColumnType
+from .binlog.constants import BINARY_COLLATION, ColumnType
 from .binlog.events import (
     ColumnInfo,
     DeleteRowsEvent,
@@ -53,7 +53,6 @@ __all__ = [
 ]
 
 T = ColumnType
-_BINARY: Final = 63
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +99,7 @@ _CONVERTERS: Final[dict[str, tuple[Callable[[bytes], Any], int]]] = {
 
 def _binary_length(col: ColumnInfo) -> int | None:
     """Byte length of a fixed binary column (CHAR with the binary charset), else None."""
-    if col.type != T.STRING or col.collation not in (_BINARY, None):
+    if col.type != T.STRING or col.collation not in (BINARY_COLLATION, None):
         return None
     real, length = real_string_type(col.meta)
     return length if real == T.STRING else None
@@ -109,7 +108,7 @@ def _binary_length(col: ColumnInfo) -> int | None:
 def _may_be_typed(col: ColumnInfo) -> bool:
     if _binary_length(col) in (4, 16):
         return True
-    return col.type == T.VARCHAR and col.collation == _BINARY
+    return col.type == T.VARCHAR and col.collation == BINARY_COLLATION
 
 
 def needs_schema(table: TableMapEvent) -> bool:
@@ -126,7 +125,7 @@ def converter_for(col: ColumnInfo) -> Callable[[bytes], Any] | None:
     if length:
         if _binary_length(col) != length:
             return None
-    elif not (col.type == T.VARCHAR and col.collation == _BINARY):
+    elif not (col.type == T.VARCHAR and col.collation == BINARY_COLLATION):
         return None
     return convert
 

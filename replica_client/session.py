@@ -27,8 +27,6 @@ is delivered twice.
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from typing import Final, Literal, cast
 
 from .accel import constructor
 from .binlog.constants import (
+    CHECKSUM_LEN,
     EVENT_HEADER_LEN,
     HEARTBEAT_TYPES,
     BinlogChecksumAlg,
@@ -51,7 +50,8 @@ from .binlog.events import (
     TransactionPayloadEvent,
     event_type_name,
 )
-from .binlog.transactions import Checkpoint, TransactionTracker
+from .binlog.header import checksum_holds, unpack_header
+from .binlog.transactions import PLACE_SPECIAL, Checkpoint, TransactionTracker
 from .config import DecoderOptions
 from .errors import FailoverError, MalformedEventError, ProtocolError, StateError
 from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, missing_transactions
@@ -86,13 +86,8 @@ NEED_DATA: Final = _Signal.NEED_DATA
 #: ``next_item()``: a non-blocking dump reached the end of the binlog.
 END: Final = _Signal.END
 
-_U32: Final = struct.Struct("<I")
-_TYPE_AT: Final = 4  # offsets in the event header
-_LOG_POS_AT: Final = 13
 #: Events that move the stream's place (file, or where positions count from).
-_MOVES_PLACE: Final = frozenset(
-    {int(EventType.ROTATE_EVENT), int(EventType.FORMAT_DESCRIPTION_EVENT)}
-)
+_MOVES_PLACE: Final = PLACE_SPECIAL - HEARTBEAT_TYPES
 
 
 def _receipt_checked(payloads: list[bytes], crc32: bool) -> bool:
@@ -102,13 +97,10 @@ def _receipt_checked(payloads: list[bytes], crc32: bool) -> bool:
     (``ack_mode="receipt"``); the decoder checks everything again.
     """
     for payload in payloads:
-        size = len(payload) - 3
-        if size < EVENT_HEADER_LEN or payload[3 + _TYPE_AT] in _MOVES_PLACE:
+        event = memoryview(payload)[3:]  # after the semi-sync header
+        if len(event) < EVENT_HEADER_LEN or unpack_header(event, 0)[1] in _MOVES_PLACE:
             return False
-        if (
-            crc32
-            and zlib.crc32(memoryview(payload)[3:-4]) != _U32.unpack_from(payload, size - 1)[0]
-        ):
+        if crc32 and not checksum_holds(event, len(event) - CHECKSUM_LEN):
             return False
     return True
 
@@ -623,8 +615,8 @@ class ReplicaSession:
         among them) and its end is its header's ``log_pos``: the place
         :meth:`TransactionTracker.step` would give it.
         """
-        log_pos = _U32.unpack_from(payload, 3 + _LOG_POS_AT)[0]
-        if log_pos and payload[3 + _TYPE_AT] not in HEARTBEAT_TYPES:
+        _, type_code, _, _, log_pos, _ = unpack_header(payload, 3)
+        if log_pos and type_code not in PLACE_SPECIAL:
             self._machine.send_raw_command(build_semisync_ack(file=self._t.file, position=log_pos))
             self._early_acks.append(payload)
 

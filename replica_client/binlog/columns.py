@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from ..errors import MalformedEventError
 from .charsets import decoder_for_collation, encoding_for_collation
-from .constants import ColumnType
+from .constants import BINARY_COLLATION, ColumnType
 from .decimal import decode_decimal
 from .events import ColumnInfo, Geometry, InvalidDate, InvalidDatetime
 from .table_map import real_string_type
@@ -339,9 +339,6 @@ def _set(pack_len: int, labels: tuple[str, ...] | None) -> ColumnReader:
     return read
 
 
-_BINARY_COLLATION: Final = 63
-
-
 def _zero_padded(length: int) -> Callable[[memoryview], bytes]:
     def pad(raw: memoryview) -> bytes:
         data = bytes(raw)
@@ -456,7 +453,7 @@ def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
             return _enum(length, col.enum_values)
         if real == T.SET:
             return _set(length, col.set_values)
-        if col.collation == _BINARY_COLLATION:
+        if col.collation == BINARY_COLLATION:
             # BINARY(n): the server strips trailing 0x00 when it packs the
             # value; SELECT gives the value padded back to n bytes.
             return _length_prefixed(1 if length < 256 else 2, _zero_padded(length))

@@ -10,6 +10,7 @@ from enum import IntEnum, IntFlag
 from typing import Final
 
 __all__ = [
+    "BINARY_COLLATION",
     "BINLOG_MAGIC",
     "CHECKSUM_LEN",
     "EVENT_HEADER_LEN",
@@ -24,6 +25,8 @@ __all__ = [
 BINLOG_MAGIC: Final = b"\xfebin"
 EVENT_HEADER_LEN: Final = 19
 CHECKSUM_LEN: Final = 4
+#: The collation id of the ``binary`` character set: a column with it holds bytes, not text.
+BINARY_COLLATION: Final = 63
 
 
 class EventType(IntEnum):

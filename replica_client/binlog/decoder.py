@@ -106,7 +106,7 @@ from .gtid_events import (
     decode_mysql_gtid,
     decode_previous_gtids,
 )
-from .header import EventHeader, unpack_header
+from .header import EventHeader, checksum_holds, unpack_header
 from .legacy import (
     PRE_GA_PERMUTATION,
     START_V3_V1_MAX_LEN,
@@ -422,7 +422,7 @@ class EventDecoder:
                 raise MalformedEventError(
                     "event too short for its checksum", event_type=type_code, position=position
                 )
-            if self._verify_crc and zlib.crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
+            if self._verify_crc and not checksum_holds(view, end):
                 self._verify(view, end, type_code, position)  # raises
         return header, view, hlen, end
 

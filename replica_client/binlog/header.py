@@ -12,12 +12,20 @@ on MariaDB 11.4+, inside transactions).
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Final, NamedTuple
 
-__all__ = ["HEADER", "EventHeader", "unpack_header"]
+__all__ = ["HEADER", "EventHeader", "checksum_holds", "unpack_header"]
 
 HEADER: Final = struct.Struct("<IBIIIH")
 unpack_header: Final = HEADER.unpack_from
+_U32: Final = struct.Struct("<I")
+
+
+def checksum_holds(event: bytes | memoryview, end: int) -> bool:
+    """Whether the CRC32 trailer at ``end`` is that of ``event[:end]`` (checksum CRC32)."""
+    stored: int = _U32.unpack_from(event, end)[0]
+    return zlib.crc32(event[:end]) == stored
 
 
 class EventHeader(NamedTuple):

@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol
 from ..accel import speedups
 from .charsets import charset_for_collation, encoding_for_collation
 from .columns import ColumnReader
-from .constants import ColumnType
+from .constants import BINARY_COLLATION, ColumnType
 from .decimal import MAX_PRECISION
 from .events import MISSING, ColumnInfo, Row
 from .table_map import real_string_type
@@ -123,7 +123,6 @@ _AS_UTF8: Final = CONVERSIONS["AS_UTF8"]
 _AS_LATIN1: Final = CONVERSIONS["AS_LATIN1"]
 _AS_UTF8MB3: Final = CONVERSIONS["AS_UTF8MB3"]
 
-_BINARY_COLLATION: Final = 63
 _PREFIX_SIZES: Final = (1, 2, 3, 4)
 
 Spec = tuple[int, int, int, Any]
@@ -181,7 +180,7 @@ def column_spec(col: ColumnInfo) -> Spec:
             return _enum_spec(length, col.enum_values)
         if real == T.SET:
             return _set_spec(length, col.set_values)
-        if col.collation == _BINARY_COLLATION:
+        if col.collation == BINARY_COLLATION:
             return (FALLBACK, 0, 0, None)  # BINARY(n): padded back by the reader
         return _string_spec(1 if length < 256 else 2, col.collation)
     if t == T.ENUM:

@@ -38,7 +38,7 @@ from typing import Final
 from ..codec import need, read_lenenc_int, server_text, u8, u16, u32, u48
 from ..errors import MalformedEventError
 from .charsets import decoder_for_collation
-from .constants import ColumnType
+from .constants import BINARY_COLLATION, ColumnType
 from .events import ColumnInfo, TableMapEvent
 from .header import EventHeader
 
@@ -74,8 +74,6 @@ _META_LEN: Final[dict[int, int]] = {
 
 # Types whose 2 metadata bytes are (byte0 << 8 | byte1) rather than little-endian.
 _META_BIG_ENDIAN: Final = frozenset({T.BIT, T.NEWDECIMAL, T.STRING, T.ENUM, T.SET, T.DECIMAL})
-
-_BINARY_COLLATION: Final = 63
 
 # Columns with a SIGNEDNESS bit (see the module docstring): YEAR included.
 _NUMERIC: Final = frozenset(
@@ -167,7 +165,7 @@ class _Col:
             return None
         decode = decoder_for_collation(self.collation, mariadb)
         if decode is None:
-            if self.collation not in (None, _BINARY_COLLATION):
+            if self.collation not in (None, BINARY_COLLATION):
                 return None
             decode = server_text
         try:

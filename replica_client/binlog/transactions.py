@@ -49,14 +49,14 @@ from .events import (
 )
 from .header import EventHeader
 
-__all__ = ["Checkpoint", "TransactionTracker"]
+__all__ = ["PLACE_SPECIAL", "Checkpoint", "TransactionTracker"]
 
 E = EventType
 _ROTATE: Final = int(E.ROTATE_EVENT)
 _FDE: Final = int(E.FORMAT_DESCRIPTION_EVENT)
 _ARTIFICIAL: Final = int(EventFlag.ARTIFICIAL)
-# Events whose place is not simply "ends at log_pos".
-_PLACE_SPECIAL: Final = HEARTBEAT_TYPES | {_ROTATE, _FDE}
+#: Events whose place is not simply "ends at log_pos" (heartbeats, ROTATE, FDE).
+PLACE_SPECIAL: Final = HEARTBEAT_TYPES | {_ROTATE, _FDE}
 _GROUP_END_QUERIES: Final = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
 
 #: MySQL executed set while it is tracked: (uuid, tag) -> inclusive intervals.
@@ -200,7 +200,7 @@ class TransactionTracker:
         start = self.pos
         artificial = flags & _ARTIFICIAL
         countable = not artificial
-        if log_pos and type_code not in _PLACE_SPECIAL:
+        if log_pos and type_code not in PLACE_SPECIAL:
             end = self.pos = log_pos  # the common case first
         elif type_code in HEARTBEAT_TYPES:
             end = start  # never written to the binlog

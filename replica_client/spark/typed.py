@@ -71,7 +71,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from ..binlog.constants import ColumnType
+from ..binlog.constants import BINARY_COLLATION, ColumnType
 from ..binlog.events import (
     ColumnInfo,
     DeleteRowsEvent,
@@ -102,8 +102,6 @@ __all__ = [
 ]
 
 T = ColumnType
-
-_BINARY_COLLATION: Final = 63
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +203,7 @@ def typed_column(col: ColumnInfo, table: str = "") -> TypedColumn:
     if t in _TEXT_TYPES:
         if col.collation is None:
             raise _needs_full(table, col.index, "character set")
-        if col.collation == _BINARY_COLLATION:
+        if col.collation == BINARY_COLLATION:
             return TypedColumn(name, "binary", "binary")
         return TypedColumn(name, "string", "text")
     try:
@@ -309,7 +307,7 @@ def columns_from_information_schema(
                 nullable=True,
                 name=str(name),
                 unsigned="unsigned" in full_type,
-                collation=_BINARY_COLLATION if binary else 0,
+                collation=BINARY_COLLATION if binary else 0,
                 enum_values=labels if code == T.ENUM else None,
                 set_values=labels if code == T.SET else None,
             )

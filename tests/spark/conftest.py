@@ -70,6 +70,17 @@ def purge_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
     return mariadb_primary_factory(PURGE_VARIANT)
 
 
+@pytest.fixture(params=["mariadb", "mysql-9.7"])
+def flavor_primary(
+    request: pytest.FixtureRequest, mariadb_primary_factory: PrimaryFactory
+) -> MariaDBServer:
+    """The Spark tests' MariaDB primary, then a MySQL 9.7 one: a test run on both flavours."""
+    if request.param == "mariadb":
+        primary: MariaDBServer = request.getfixturevalue("spark_primary")
+        return primary
+    return mariadb_primary_factory(ServerVariant(flavor="mysql", version="9.7"))
+
+
 @pytest.fixture
 def server_id() -> int:
     """A replica server_id no other test uses (a duplicate id kicks the other replica)."""

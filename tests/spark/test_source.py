@@ -40,7 +40,6 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from replica_client.errors import ConnectionLostError
-from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 
 from .conftest import ROOT, stream_options
@@ -443,19 +442,10 @@ def _apply_guarded(mirror: dict[int, tuple[int, dict[str, Any]]], row: Any) -> N
             mirror[after["id"]] = (seq, after)
 
 
-@pytest.mark.parametrize("flavor", ["mariadb", "mysql-9.7"])
 def test_snapshot_then_stream_with_writers_and_a_restart_merges_to_select(
-    spark: SparkSession,
-    spark_primary: MariaDBServer,
-    mariadb_primary_factory: PrimaryFactory,
-    server_id: int,
-    tmp_path: Path,
-    flavor: str,
+    spark: SparkSession, flavor_primary: MariaDBServer, server_id: int, tmp_path: Path
 ) -> None:
-    if flavor == "mariadb":
-        srv = spark_primary
-    else:
-        srv = mariadb_primary_factory(ServerVariant(flavor="mysql", version="9.7"))
+    srv = flavor_primary
     srv.sql_many(
         [
             "DROP DATABASE IF EXISTS s_snap",

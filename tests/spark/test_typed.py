@@ -284,20 +284,11 @@ def _new_table(srv: MariaDBServer, db: str, columns: str) -> str:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("flavor", ["mariadb", "mysql-9.7"])
 def test_typed_stream_equals_select_for_every_column_type(
-    spark: SparkSession,
-    spark_primary: MariaDBServer,
-    mariadb_primary_factory: PrimaryFactory,
-    server_id: int,
-    tmp_path: Path,
-    flavor: str,
+    spark: SparkSession, flavor_primary: MariaDBServer, server_id: int, tmp_path: Path
 ) -> None:
-    mysql = flavor.startswith("mysql")
-    if mysql:
-        srv = mariadb_primary_factory(ServerVariant(flavor="mysql", version="9.7"))
-    else:
-        srv = spark_primary
+    srv = flavor_primary
+    mysql = srv.flavor == "mysql"
     srv.sql("FLUSH BINARY LOGS")
     first_file = srv.binlog_files()[-1]
     file, pos = srv.binlog_position()
