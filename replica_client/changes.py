@@ -92,6 +92,8 @@ row_dicts: Final[Callable[[tuple[str, ...], tuple[Any, ...], object, bool], list
 )
 
 
+_EPOCH: Final = dt.datetime.fromtimestamp(0, dt.UTC)
+
 #: Column names and primary-key names of a table.
 _Layout = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -99,7 +101,15 @@ _Layout = tuple[tuple[str, ...], tuple[str, ...]]
 class ChangeBuilder:
     """Turns events into changes; tracks the current file and transaction GTID."""
 
-    __slots__ = ("_column_names", "_file", "_layouts", "_names_cache", "_transactions")
+    __slots__ = (
+        "_column_names",
+        "_file",
+        "_layouts",
+        "_names_cache",
+        "_time",
+        "_timestamp",
+        "_transactions",
+    )
 
     def __init__(self, column_names: ColumnNames | None = None) -> None:
         self._column_names = column_names
@@ -108,6 +118,9 @@ class ChangeBuilder:
         self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
         # id(TABLE_MAP columns) -> (columns, primary key, layout)
         self._layouts: dict[int, tuple[tuple[ColumnInfo, ...], tuple[int, ...], _Layout]] = {}
+        # the last header timestamp and its datetime (a transaction's events share it)
+        self._timestamp = -1
+        self._time = _EPOCH
 
     @property
     def gtid(self) -> str | None:
@@ -138,7 +151,7 @@ class ChangeBuilder:
         if isinstance(event, RowsEvent):
             if position is None and self._file is not None and event.log_pos:
                 position = FilePos(self._file, max(event.log_pos - event.header.event_size, 0))
-            return self._changes(event, position)
+            return self.rows(event, position, self._transactions.gtid)
         self._transactions.observe(event)
         if isinstance(event, RotateEvent):
             self._file = event.next_file
@@ -161,16 +174,24 @@ class ChangeBuilder:
         self._layouts[id(columns)] = (columns, table.primary_key, layout)
         return layout
 
-    def _changes(self, event: RowsEvent, position: FilePos | None) -> list[Change]:
+    def rows(self, event: RowsEvent, position: FilePos | None, gtid: str | None) -> list[Change]:
+        """The changes of one rows event of transaction ``gtid``, which starts at ``position``.
+
+        For a caller that follows transactions itself (a stream's delivery does);
+        :meth:`feed` is this with the builder's own tracking.
+        """
         known = self._schema_for(event.table)
         if known is not event.table:
             event = retype_rows(event, known)
         table = event.table
         names, pk = self._layout(table)
-        ts = dt.datetime.fromtimestamp(event.header.timestamp, dt.UTC)
+        header = event.header
+        ts = self._time
+        if header[0] != self._timestamp:
+            ts = self._time = dt.datetime.fromtimestamp(header[0], dt.UTC)
+            self._timestamp = header[0]
         schema, name = table.schema, table.table
-        gtid = self._transactions.gtid
-        sid = event.header.server_id
+        sid = header[2]
         new = _new_change
         if isinstance(event, UpdateRowsEvent):
             return [

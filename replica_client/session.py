@@ -223,6 +223,17 @@ class Delivery:
         return cp.gtid_state if cp is not None else self._start_gtid
 
     @property
+    def gtid(self) -> str | None:
+        """The GTID of the transaction being delivered (None: no GTID event opened it).
+
+        Its GTID event was handed out last among those of the stream; the
+        transaction ends at the next checkpoint (what :meth:`TransactionTracker.gtid`
+        says of the same events, kept here without a second tracker).
+        """
+        group = self._group
+        return None if group is None else group.gtid
+
+    @property
     def since_checkpoint(self) -> int:
         """Binlog events delivered after the last checkpoint."""
         return len(self._kinds)

@@ -30,7 +30,7 @@ import aiomysql
 import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
-from ..changes import Change, ChangeBuilder
+from ..changes import Change
 from ..control import _translate, open_control
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
@@ -95,7 +95,6 @@ class SnapshotReader:
         self._descriptions: dict[str, tuple[Any, ...]] = {}
         self._ended = False
         self._stream: BinlogStream | None = None
-        self._builder: ChangeBuilder | None = None
         self._in_tx = False
 
     # -- setup --------------------------------------------------------------------------------
@@ -184,9 +183,8 @@ class SnapshotReader:
         gtid = stream.gtid_state
         return gtid if gtid else None
 
-    def attach(self, stream: BinlogStream, builder: ChangeBuilder) -> None:
+    def attach(self, stream: BinlogStream) -> None:
         self._stream = stream
-        self._builder = builder
         self._run = self._changes()
 
     async def _table_names(self) -> list[str]:
@@ -433,8 +431,8 @@ class SnapshotReader:
 
     async def _stream_until(self, point: ReadPoint | None) -> AsyncGenerator[_Item, None]:
         """The stream's changes kept by the seam, until it passed ``point`` (None: every point)."""
-        stream, builder, seam = self._stream, self._builder, self._seam
-        assert stream is not None and builder is not None and seam is not None and self.state
+        stream, seam = self._stream, self._seam
+        assert stream is not None and seam is not None and self.state
         state = self.state
         while not self._ended:
             points = [point] if point is not None else state.points()
@@ -450,15 +448,12 @@ class SnapshotReader:
             event = item.event
             assert event is not None
             if isinstance(event, RowsEvent):
-                where = FilePos(item.file, item.start) if item.file else None
-                for change in builder.feed(event, where):
+                for change in stream._row_changes(item, event):
                     kept = seam.keep(change)
                     if kept is not None:
                         yield kept, None
-            else:
-                if isinstance(event, QueryEvent):
-                    self._check_ddl(event)
-                builder.feed(event)
+            elif isinstance(event, QueryEvent):
+                self._check_ddl(event)
 
     def _check_ddl(self, event: QueryEvent) -> None:
         """Raise on a TRUNCATE, DROP or RENAME of a table whose rows are partly handed out:

@@ -407,6 +407,17 @@ class BinlogStream:
             if mode == "auto" or item.skipped:
                 self._send_acks()
 
+    def _row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]:
+        """The changes of ``item``'s rows event, once it is passed (``changes()``).
+
+        Only row events need a position; the first (artificial) ROTATE of a GTID
+        start precedes any file name.
+        """
+        builder = self._changes
+        assert builder is not None
+        where = FilePos(item.file, item.start) if item.file else None
+        return builder.rows(event, where, self._delivery.gtid)
+
     def _handed_over(self) -> None:
         """The consumer now holds everything taken so far: ACK an end that follows."""
         self._caught_up = True
@@ -428,20 +439,16 @@ class BinlogStream:
         session = self._session
         if protocol is None or session is None or not self._caught_up:
             return
-        changes = self._changes
+        changes = self._changes is not None
         while (item := protocol.peek()) is not None:
             if item.needs_ack and item is not self._acked:
                 self._acked = item
                 session.ack(item)
                 protocol.flush()
-            event = item.event
-            if item.for_consumer and (changes is None or isinstance(event, RowsEvent)):
+            if item.for_consumer and (not changes or isinstance(item.event, RowsEvent)):
                 return  # the consumer is to be handed it
             protocol.take()
-            self._pass(item)
-            if changes is not None and event is not None and not item.skipped:
-                # Only a rows event needs its position (and it has changes: not here).
-                changes.feed(event)
+            self._pass(item)  # (the delivery follows the transactions of changes())
 
     def _send_acks(self) -> None:
         if not self._unacked or self._session is None or self._protocol is None:
@@ -651,7 +658,7 @@ class ChangeStream:
                 if kept is not None:
                     return kept
             if not reader.attached:
-                reader.attach(stream, self._builder)
+                reader.attach(stream)
             change = await reader.next_change()
             if change is not None:
                 return change
@@ -662,7 +669,7 @@ class ChangeStream:
                 # Fast path (as BinlogStream.__anext__'s): items already buffered
                 # are turned into changes without awaiting (also the ones that
                 # arrived with the item awaited last).
-                feed = self._builder.feed
+                row_changes = stream._row_changes
                 while (item := protocol.take()) is not None:
                     stream._pass(item)
                     event = item.event
@@ -670,25 +677,17 @@ class ChangeStream:
                         continue
                     stream._caught_up = False
                     if isinstance(event, RowsEvent):
-                        where = FilePos(item.file, item.start) if item.file else None
-                        changes = feed(event, where)
+                        changes = row_changes(item, event)
                         if changes:
                             pending.extend(changes)
                             break
-                    else:
-                        feed(event)
                 if pending:
                     break
             item = await stream._next_passed()
             event = item.event
             assert event is not None
             if isinstance(event, RowsEvent):
-                # Only row events need a position (no FilePos for the others); the
-                # first (artificial) ROTATE of a GTID start precedes any file name.
-                where = FilePos(item.file, item.start) if item.file else None
-                pending.extend(self._builder.feed(event, where))
-            else:
-                self._builder.feed(event)
+                pending.extend(stream._row_changes(item, event))
             stream._caught_up = False
         change = pending.popleft()
         if not pending and stream._settling:

@@ -17,6 +17,7 @@ For each flavour, against a private primary:
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -67,12 +68,21 @@ def _here(srv: MariaDBServer) -> rc.FilePos:
     return rc.FilePos(file, pos)
 
 
-def _rows_event_positions(srv: MariaDBServer, file: str) -> set[int]:
-    return {
-        int(row[1])
-        for row in srv.sql(f"SHOW BINLOG EVENTS IN '{file}'")
-        if "rows" in str(row[2]).lower()
-    }
+def _rows_events(srv: MariaDBServer, file: str) -> dict[int, str | None]:
+    """Where each rows event of ``file`` starts -> the GTID of its transaction, as the
+    server lists them (the GTID event before it: ``BEGIN GTID 0-1-5`` on MariaDB,
+    ``SET @@SESSION.GTID_NEXT= 'uuid:5'`` on MySQL)."""
+    found: dict[int, str | None] = {}
+    gtid: str | None = None
+    for row in srv.sql(f"SHOW BINLOG EVENTS IN '{file}'"):
+        kind, info = str(row[2]).lower(), str(row[5])
+        if kind == "gtid":
+            named = re.search(r"\d+-\d+-\d+|'([^']+)'", info)
+            assert named is not None, info
+            gtid = named.group(1) or named.group(0)
+        elif "rows" in kind:
+            found[int(row[1])] = gtid
+    return found
 
 
 async def _changes(cfg: rc.ReplicaConfig) -> tuple[list[rc.Change], rc.BinlogStream]:
@@ -112,10 +122,14 @@ async def test_starts_positions_and_state_equal_the_servers(
         ("delete", 12),
         ("insert", 13),
     ]
-    # every change sits where the server says its rows event starts
+    # every change sits where the server says its rows event starts, and names
+    # the GTID of the transaction the server lists it in (two transactions here)
     for change in got:
         assert change.position is not None
-        assert change.position.pos in _rows_event_positions(srv, change.position.file)
+        rows_events = _rows_events(srv, change.position.file)
+        assert change.position.pos in rows_events
+        assert change.gtid == rows_events[change.position.pos]
+    assert len({c.gtid for c in got}) == 2
     if start != "now":
         # after the last transaction: the server's own GTID state and binlog end
         assert stream.position == _here(srv)
