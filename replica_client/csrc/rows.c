@@ -729,15 +729,24 @@ PyTypeObject RowPlanType = {
 
 /* -- row images as dicts (changes.py) --------------------------------------- */
 
-/* {name: value} of one row image, leaving out the columns that are `missing`. */
-static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing) {
+/* {name: value} of one row image, leaving out the columns that are `missing`.
+ *
+ * `*shape` is a dict this call may copy: one with every name as its key, from an
+ * earlier image of the same rows event. An image with every column is a copy of it
+ * with the values replaced (its hash table is copied whole: no key inserted, no
+ * resize); the first such image becomes `*shape` (borrowed: the caller's list
+ * holds it). */
+static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing,
+                            PyObject **shape) {
     if (!PyTuple_Check(row)) {
         PyErr_SetString(PyExc_TypeError, "a row image must be a tuple");
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(row);
+    int whole = n == PyTuple_GET_SIZE(names);
     if (n > PyTuple_GET_SIZE(names)) n = PyTuple_GET_SIZE(names);
-    PyObject *d = PyDict_New();
+    for (Py_ssize_t i = 0; whole && i < n; i++) whole = PyTuple_GET_ITEM(row, i) != missing;
+    PyObject *d = whole && *shape != NULL ? PyDict_Copy(*shape) : PyDict_New();
     if (d == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyTuple_GET_ITEM(row, i);
@@ -747,6 +756,7 @@ static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing) {
             return NULL;
         }
     }
+    if (whole && *shape == NULL && PyDict_GET_SIZE(d) == n) *shape = d;
     return d;
 }
 
@@ -764,6 +774,7 @@ PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
     PyObject *out = PyList_New(n);
     if (out == NULL) return NULL;
+    PyObject *shape = NULL; /* see image_dict */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = PyTuple_GET_ITEM(rows, i), *item;
         if (pairs) {
@@ -772,13 +783,14 @@ PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 Py_DECREF(out);
                 return NULL;
             }
-            PyObject *before = image_dict(names, PyTuple_GET_ITEM(row, 0), missing);
-            PyObject *after = before ? image_dict(names, PyTuple_GET_ITEM(row, 1), missing) : NULL;
+            PyObject *before = image_dict(names, PyTuple_GET_ITEM(row, 0), missing, &shape);
+            PyObject *after =
+                before ? image_dict(names, PyTuple_GET_ITEM(row, 1), missing, &shape) : NULL;
             item = after ? PyTuple_Pack(2, before, after) : NULL;
             Py_XDECREF(before);
             Py_XDECREF(after);
         } else {
-            item = image_dict(names, row, missing);
+            item = image_dict(names, row, missing, &shape);
         }
         if (item == NULL) {
             Py_DECREF(out);
