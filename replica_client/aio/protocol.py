@@ -164,10 +164,12 @@ class ReplicaProtocol(asyncio.Protocol):
                 return None
         item = items.popleft()
         self._bytes -= item.size
-        if self._paused:
+        if self._paused and not items:
+            # (checked once the decoded items are taken, not at every take: reading
+            # resumes at most a batch of items later)
             session = self._session
             if (
-                len(items) + session.buffered_events <= self._low_events
+                session.buffered_events <= self._low_events
                 and self._bytes + session.buffered_bytes <= self._low_bytes
             ):
                 self._paused = False
