@@ -16,6 +16,7 @@ setup(
             sources=[
                 "replica_client/_speedups.c",
                 "replica_client/csrc/rows.c",
+                "replica_client/csrc/jsontext.c",
                 "replica_client/csrc/framing.c",
                 "replica_client/csrc/header.c",
                 "replica_client/csrc/maker.c",

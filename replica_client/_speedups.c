@@ -1,7 +1,8 @@
 /* The compiled accelerator, replica_client._speedups: its module definition.
  * The parts, one file per job, are in csrc/: rows.c (row images, RowPlan, and
- * row images as dicts), framing.c (packets), header.c (event headers and their
- * CRC32), maker.c (frozen dataclasses without __init__). No I/O. */
+ * row images as dicts), jsontext.c (row images as JSON text), framing.c
+ * (packets), header.c (event headers and their CRC32), maker.c (frozen
+ * dataclasses without __init__). No I/O. */
 #include "csrc/speedups.h"
 
 static PyMethodDef module_methods[] = {
@@ -13,6 +14,9 @@ static PyMethodDef module_methods[] = {
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
     {"row_dicts", (PyCFunction)(void (*)(void))row_dicts, METH_FASTCALL,
      "row_dicts(names, rows, missing, pairs) -> list of dicts (see changes.py)"},
+    {"json_images", (PyCFunction)(void (*)(void))json_images, METH_FASTCALL,
+     "json_images(names, rows, side, missing, forms, default, quote) -> list of str or None"
+     " (see spark/changelog.py)"},
     {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
      "frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)"
      " (see wire/framing.py)"},

@@ -15,6 +15,9 @@ int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanT
 PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 int add_codes(PyObject *m);
 
+/* jsontext.c: row images as compact JSON text (spark/changelog.py) */
+PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 /* framing.c: packets of the replication stream (wire/framing.py) */
 PyObject *frame_packet(PyObject *module, PyObject *args);
 PyObject *frame_events(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

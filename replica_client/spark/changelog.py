@@ -45,10 +45,11 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pyarrow as pa
 
+from ..accel import speedups
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
 from ..jsonvalues import json_value, time_text
 
@@ -58,6 +59,7 @@ __all__ = [
     "FIELDS",
     "ChangelogBuilder",
     "file_number",
+    "images_json",
     "pk_json",
     "sequence",
 ]
@@ -176,6 +178,35 @@ def _json(image: dict[str, Any]) -> str:
     return _encode(image)
 
 
+_sp = speedups()
+#: The accelerator's writer of image texts (csrc/jsontext.c): the text of ``_json``
+#: for images of None, bool, int, float and str values, and of values whose
+#: ``_default`` form is one of those (it calls ``_FAST_DEFAULT``'s function or
+#: ``json_value`` as ``_default`` does); None for the images it leaves to ``_json``.
+_c_json_images: Final = _sp.json_images if _sp is not None else None
+_quote: Final = json.encoder.encode_basestring
+
+
+def images_json(
+    names: tuple[str, ...], rows: tuple[Any, ...], side: int, full: bool
+) -> list[str]:
+    """The JSON text of every row's image: ``side`` -1, the row is the image; 0 or 1,
+    the image is ``row[side]`` of a (before, after) pair. ``full``: no column missing."""
+    if _c_json_images is not None:
+        texts: list[str | None] = _c_json_images(
+            names, rows, side, MISSING, _FAST_DEFAULT, json_value, _quote
+        )
+        if None not in texts:
+            return cast("list[str]", texts)
+        return [
+            text if text is not None else _json(_image(names, row if side < 0 else row[side], full))
+            for text, row in zip(texts, rows, strict=True)
+        ]
+    if side < 0:
+        return [_json(_image(names, row, full)) for row in rows]
+    return [_json(_image(names, row[side], full)) for row in rows]
+
+
 def pk_json(pk: tuple[int, ...], names: tuple[str, ...], row: tuple[Any, ...]) -> str | None:
     """The ``pk`` column of a row: JSON of its primary-key columns (None without a key)."""
     if not pk:
@@ -217,25 +248,25 @@ class ChangelogBuilder:
         full = event.columns_present & all_columns == all_columns
         c_op, c_before, c_after, c_pk = self._cols[0], self._cols[3], self._cols[4], self._cols[5]
         if isinstance(event, UpdateRowsEvent):
-            n = len(event.rows)
+            pairs = event.rows
+            n = len(pairs)
             full_after = event.columns_present_after & all_columns == all_columns
-            for before, after in event.rows:
-                c_before.append(_json(_image(names, before, full)))
-                c_after.append(_json(_image(names, after, full_after)))
-                c_pk.append(pk_json(pk, names, after))
+            c_before.extend(images_json(names, pairs, 0, full))
+            c_after.extend(images_json(names, pairs, 1, full_after))
+            c_pk.extend([pk_json(pk, names, after) for _, after in pairs])
             c_op.extend(["u"] * n)
         elif isinstance(event, WriteRowsEvent):
-            n = len(event.rows)
-            for row in event.rows:
-                c_after.append(_json(_image(names, row, full)))
-                c_pk.append(pk_json(pk, names, row))
+            rows = event.rows
+            n = len(rows)
+            c_after.extend(images_json(names, rows, -1, full))
+            c_pk.extend([pk_json(pk, names, row) for row in rows])
             c_before.extend([None] * n)
             c_op.extend(["c"] * n)
         elif isinstance(event, DeleteRowsEvent):
-            n = len(event.rows)
-            for row in event.rows:
-                c_before.append(_json(_image(names, row, full)))
-                c_pk.append(pk_json(pk, names, row))
+            rows = event.rows
+            n = len(rows)
+            c_before.extend(images_json(names, rows, -1, full))
+            c_pk.extend([pk_json(pk, names, row) for row in rows])
             c_after.extend([None] * n)
             c_op.extend(["d"] * n)
         else:  # pragma: no cover - every rows event is one of the three

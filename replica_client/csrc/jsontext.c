@@ -1,0 +1,158 @@
+/* Row images as compact JSON text (spark/changelog.py): what
+ * ``json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=...)``
+ * writes for a ``{name: value}`` dict, without building the dict.
+ *
+ * The rules stay in Python: strings are quoted by the function the caller
+ * passes (json's own ``encode_basestring``), every value that is not an exact
+ * None, bool, int, float or str goes through the caller's function for its type
+ * (``forms``, a dict keyed by exact type) or else its ``default``, and an image
+ * holding anything else (a container, a subclass of those types, or a result
+ * that is not one of them) is not written here at all: its place in the result
+ * is None and the caller writes it in Python. The test
+ * compares both writers on generated images (tests/spark/test_changelog_json.py). */
+#include "speedups.h"
+#include <math.h>
+
+/* The JSON text of a scalar the caller's encoder writes natively, a new reference;
+ * NULL with no exception set when `v` is not such a scalar. */
+static PyObject *scalar_text(PyObject *v, PyObject *quote) {
+    if (v == Py_None) return PyUnicode_FromString("null");
+    if (v == Py_True) return PyUnicode_FromString("true");
+    if (v == Py_False) return PyUnicode_FromString("false");
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) return PyObject_CallOneArg(quote, v);
+    if (t == &PyLong_Type) return PyLong_Type.tp_repr(v);
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (isnan(d)) return PyUnicode_FromString("NaN");
+        if (isinf(d)) return PyUnicode_FromString(d > 0 ? "Infinity" : "-Infinity");
+        return PyFloat_Type.tp_repr(v);
+    }
+    return NULL;
+}
+
+/* One image's text, a new reference; Py_None (new reference) when the caller is
+ * to write it; NULL on error. `keys` holds `{"name":` and `,"name":` per column. */
+static PyObject *image_text(PyObject *row, PyObject *keys, Py_ssize_t width,
+                            PyObject *missing, PyObject *forms, PyObject *dflt,
+                            PyObject *quote, PyObject *pieces) {
+    if (!PyTuple_Check(row)) {
+        PyErr_SetString(PyExc_TypeError, "a row image must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(row);
+    if (n > width) n = width;
+    if (PyList_SetSlice(pieces, 0, PyList_GET_SIZE(pieces), NULL) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(row, i);
+        if (v == missing) continue;
+        PyObject *text = scalar_text(v, quote);
+        if (text == NULL && !PyErr_Occurred()) {
+            if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
+                PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
+                Py_RETURN_NONE; /* a container or a subclass: the caller's writer */
+            PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
+            if (form == NULL && PyErr_Occurred()) return NULL;
+            PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
+            if (r == NULL) return NULL;
+            text = scalar_text(r, quote);
+            Py_DECREF(r);
+            if (text == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+        }
+        if (text == NULL) return NULL;
+        PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + (PyList_GET_SIZE(pieces) != 0));
+        int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, text) < 0;
+        Py_DECREF(text);
+        if (failed) return NULL;
+    }
+    if (PyList_GET_SIZE(pieces) == 0) return PyUnicode_FromString("{}");
+    PyObject *close = PyUnicode_FromString("}");
+    if (close == NULL) return NULL;
+    int failed = PyList_Append(pieces, close) < 0;
+    Py_DECREF(close);
+    if (failed) return NULL;
+    PyObject *empty = PyUnicode_New(0, 0);
+    if (empty == NULL) return NULL;
+    PyObject *out = PyUnicode_Join(empty, pieces);
+    Py_DECREF(empty);
+    return out;
+}
+
+/* The `{"name":` and `,"name":` of every column, interleaved. */
+static PyObject *key_texts(PyObject *names, PyObject *quote) {
+    Py_ssize_t width = PyTuple_GET_SIZE(names);
+    PyObject *keys = PyTuple_New(2 * width);
+    if (keys == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < width; i++) {
+        PyObject *q = PyObject_CallOneArg(quote, PyTuple_GET_ITEM(names, i));
+        if (q == NULL) {
+            Py_DECREF(keys);
+            return NULL;
+        }
+        if (!PyUnicode_Check(q)) {
+            Py_DECREF(q);
+            Py_DECREF(keys);
+            PyErr_SetString(PyExc_TypeError, "quote() must return a str");
+            return NULL;
+        }
+        PyObject *first = PyUnicode_FromFormat("{%U:", q);
+        PyObject *next = first ? PyUnicode_FromFormat(",%U:", q) : NULL;
+        Py_DECREF(q);
+        if (next == NULL) {
+            Py_XDECREF(first);
+            Py_DECREF(keys);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(keys, 2 * i, first);
+        PyTuple_SET_ITEM(keys, 2 * i + 1, next);
+    }
+    return keys;
+}
+
+/* json_images(names, rows, side, missing, forms, default, quote) -> list: the text of each
+ * row's image (side -1: the row is the image; 0 or 1: the image is row[side], of a
+ * (before, after) pair), or None where the caller is to write it. */
+PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyLong_Check(args[2]) || !PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "json_images(names: tuple, rows: tuple, side: int, "
+                                         "missing, forms: dict, default, quote)");
+        return NULL;
+    }
+    PyObject *names = args[0], *rows = args[1], *missing = args[3], *forms = args[4],
+             *dflt = args[5], *quote = args[6];
+    long side = PyLong_AsLong(args[2]);
+    if (side == -1 && PyErr_Occurred()) return NULL;
+    if (side < -1 || side > 1) {
+        PyErr_SetString(PyExc_ValueError, "side must be -1, 0 or 1");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(rows);
+    PyObject *out = PyList_New(n);
+    PyObject *keys = out ? key_texts(names, quote) : NULL;
+    PyObject *pieces = keys ? PyList_New(0) : NULL;
+    if (pieces == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyTuple_GET_ITEM(rows, i);
+        if (side >= 0) {
+            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2) {
+                PyErr_SetString(PyExc_TypeError, "an update row must be a (before, after) pair");
+                goto fail;
+            }
+            row = PyTuple_GET_ITEM(row, side);
+        }
+        PyObject *text =
+            image_text(row, keys, PyTuple_GET_SIZE(names), missing, forms, dflt, quote, pieces);
+        if (text == NULL) goto fail;
+        PyList_SET_ITEM(out, i, text);
+    }
+    Py_DECREF(keys);
+    Py_DECREF(pieces);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(keys);
+    Py_XDECREF(pieces);
+    return NULL;
+}
