@@ -7,7 +7,8 @@
  * None, bool, int, float or str goes through the caller's function for its type
  * (``forms``, a dict keyed by exact type) or else its ``default``, and an image
  * holding anything else (a container, a subclass of those types, or a result
- * that is not one of them) is not written here at all: its place in the result
+ * that is not one of them), and every image of a table naming a column twice,
+ * is not written here at all: its place in the result
  * is None and the caller writes it in Python. The test
  * compares both writers on generated images (tests/spark/test_changelog_json.py). */
 #include "speedups.h"
@@ -130,8 +131,20 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
     PyObject *out = PyList_New(n);
-    PyObject *keys = out ? key_texts(names, quote) : NULL;
-    PyObject *pieces = keys ? PyList_New(0) : NULL;
+    PyObject *keys = NULL, *pieces = NULL;
+    if (out == NULL) return NULL;
+    /* a name twice: a dict keeps one key (the last value), this writer would
+     * write both; every image goes to the caller's writer */
+    PyObject *distinct = PySet_New(names);
+    if (distinct == NULL) goto fail;
+    Py_ssize_t unique = PySet_GET_SIZE(distinct);
+    Py_DECREF(distinct);
+    if (unique != PyTuple_GET_SIZE(names)) {
+        for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+        return out;
+    }
+    keys = key_texts(names, quote);
+    pieces = keys ? PyList_New(0) : NULL;
     if (pieces == NULL) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = PyTuple_GET_ITEM(rows, i);

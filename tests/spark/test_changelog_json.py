@@ -118,6 +118,12 @@ def test_every_rows_event_of_the_real_binlogs_is_written_alike() -> None:
     assert written > 10_000
 
 
+def test_a_table_naming_a_column_twice_is_written_as_a_dict_of_it() -> None:
+    names, rows = ("a", "b", "a"), ((1, 2, 3), (MISSING, 2, 3), (1, 2, MISSING))
+    assert images_json(names, rows, -1, False) == _python(names, rows, -1)
+    assert images_json(names, rows, -1, False)[0] == '{"a":3,"b":2}'
+
+
 def test_the_accelerated_writer_refuses_what_is_not_a_row() -> None:
     accelerated = speedups()
     if accelerated is None:
