@@ -15,7 +15,8 @@ static PyMethodDef module_methods[] = {
     {"row_dicts", (PyCFunction)(void (*)(void))row_dicts, METH_FASTCALL,
      "row_dicts(names, rows, missing, pairs) -> list of dicts (see changes.py)"},
     {"json_images", (PyCFunction)(void (*)(void))json_images, METH_FASTCALL,
-     "json_images(names, rows, side, missing, forms, default, quote) -> list of str or None"
+     "json_images(names, rows, side, missing, forms, default, quote, columns)"
+     " -> list of str or None"
      " (see spark/changelog.py)"},
     {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
      "frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)"

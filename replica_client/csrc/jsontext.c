@@ -33,19 +33,20 @@ static PyObject *scalar_text(PyObject *v, PyObject *quote) {
 }
 
 /* One image's text, a new reference; Py_None (new reference) when the caller is
- * to write it; NULL on error. `keys` holds `{"name":` and `,"name":` per column. */
-static PyObject *image_text(PyObject *row, PyObject *keys, Py_ssize_t width,
-                            PyObject *missing, PyObject *forms, PyObject *dflt,
-                            PyObject *quote, PyObject *pieces) {
+ * to write it; NULL on error. `keys` holds `{"name":` and `,"name":` per column
+ * written; `at[j]` is the index in the row of the j-th of the `width` columns. */
+static PyObject *image_text(PyObject *row, PyObject *keys, const Py_ssize_t *at,
+                            Py_ssize_t width, PyObject *missing, PyObject *forms,
+                            PyObject *dflt, PyObject *quote, PyObject *pieces) {
     if (!PyTuple_Check(row)) {
         PyErr_SetString(PyExc_TypeError, "a row image must be a tuple");
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(row);
-    if (n > width) n = width;
     if (PyList_SetSlice(pieces, 0, PyList_GET_SIZE(pieces), NULL) < 0) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyTuple_GET_ITEM(row, i);
+    for (Py_ssize_t i = 0; i < width; i++) {
+        if (at[i] >= n) continue; /* fewer values than names: as zip() stops */
+        PyObject *v = PyTuple_GET_ITEM(row, at[i]);
         if (v == missing) continue;
         PyObject *text = scalar_text(v, quote);
         if (text == NULL && !PyErr_Occurred()) {
@@ -79,7 +80,7 @@ static PyObject *image_text(PyObject *row, PyObject *keys, Py_ssize_t width,
     return out;
 }
 
-/* The `{"name":` and `,"name":` of every column, interleaved. */
+/* The `{"name":` and `,"name":` of every column written, interleaved. */
 static PyObject *key_texts(PyObject *names, PyObject *quote) {
     Py_ssize_t width = PyTuple_GET_SIZE(names);
     PyObject *keys = PyTuple_New(2 * width);
@@ -110,15 +111,19 @@ static PyObject *key_texts(PyObject *names, PyObject *quote) {
     return keys;
 }
 
-/* json_images(names, rows, side, missing, forms, default, quote) -> list: the text of each
- * row's image (side -1: the row is the image; 0 or 1: the image is row[side], of a
- * (before, after) pair), or None where the caller is to write it. */
+/* json_images(names, rows, side, missing, forms, default, quote, columns) -> list: the
+ * text of each row's image (side -1: the row is the image; 0 or 1: the image is
+ * row[side], of a (before, after) pair), or None where the caller is to write it.
+ * `columns`: None for every column in order, or the indexes of the columns to
+ * write, in their order (a primary key). */
 PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 7 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        !PyLong_Check(args[2]) || !PyDict_Check(args[4])) {
+    if (nargs != 8 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyLong_Check(args[2]) || !PyDict_Check(args[4]) ||
+        (args[7] != Py_None && !PyTuple_Check(args[7]))) {
         PyErr_SetString(PyExc_TypeError, "json_images(names: tuple, rows: tuple, side: int, "
-                                         "missing, forms: dict, default, quote)");
+                                         "missing, forms: dict, default, quote, "
+                                         "columns: tuple | None)");
         return NULL;
     }
     PyObject *names = args[0], *rows = args[1], *missing = args[3], *forms = args[4],
@@ -130,20 +135,44 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
+    PyObject *columns = args[7];
+    Py_ssize_t width = columns == Py_None ? PyTuple_GET_SIZE(names) : PyTuple_GET_SIZE(columns);
     PyObject *out = PyList_New(n);
-    PyObject *keys = NULL, *pieces = NULL;
+    PyObject *keys = NULL, *pieces = NULL, *written = NULL;
+    Py_ssize_t *at = NULL;
     if (out == NULL) return NULL;
+    at = PyMem_New(Py_ssize_t, width > 0 ? width : 1);
+    written = PyTuple_New(width); /* the names written, in order */
+    if (at == NULL || written == NULL) {
+        if (at == NULL) PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < width; j++) {
+        Py_ssize_t i = j;
+        if (columns != Py_None) {
+            i = PyLong_AsSsize_t(PyTuple_GET_ITEM(columns, j));
+            if (i == -1 && PyErr_Occurred()) goto fail;
+            if (i < 0 || i >= PyTuple_GET_SIZE(names)) {
+                PyErr_SetString(PyExc_IndexError, "a column index is out of the names' range");
+                goto fail;
+            }
+        }
+        at[j] = i;
+        PyTuple_SET_ITEM(written, j, Py_NewRef(PyTuple_GET_ITEM(names, i)));
+    }
     /* a name twice: a dict keeps one key (the last value), this writer would
      * write both; every image goes to the caller's writer */
-    PyObject *distinct = PySet_New(names);
+    PyObject *distinct = PySet_New(written);
     if (distinct == NULL) goto fail;
     Py_ssize_t unique = PySet_GET_SIZE(distinct);
     Py_DECREF(distinct);
-    if (unique != PyTuple_GET_SIZE(names)) {
+    if (unique != width) {
         for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+        Py_DECREF(written);
+        PyMem_Free(at);
         return out;
     }
-    keys = key_texts(names, quote);
+    keys = key_texts(written, quote);
     pieces = keys ? PyList_New(0) : NULL;
     if (pieces == NULL) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -156,16 +185,20 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             row = PyTuple_GET_ITEM(row, side);
         }
         PyObject *text =
-            image_text(row, keys, PyTuple_GET_SIZE(names), missing, forms, dflt, quote, pieces);
+            image_text(row, keys, at, width, missing, forms, dflt, quote, pieces);
         if (text == NULL) goto fail;
         PyList_SET_ITEM(out, i, text);
     }
     Py_DECREF(keys);
     Py_DECREF(pieces);
+    Py_DECREF(written);
+    PyMem_Free(at);
     return out;
 fail:
     Py_XDECREF(out);
     Py_XDECREF(keys);
     Py_XDECREF(pieces);
+    Py_XDECREF(written);
+    PyMem_Free(at);
     return NULL;
 }

@@ -60,7 +60,7 @@ __all__ = [
     "ChangelogBuilder",
     "file_number",
     "images_json",
-    "pk_json",
+    "pk_texts",
     "sequence",
 ]
 
@@ -188,34 +188,50 @@ _quote: Final = json.encoder.encode_basestring
 
 
 def images_json(
-    names: tuple[str, ...], rows: tuple[Any, ...], side: int, full: bool
+    names: tuple[str, ...],
+    rows: tuple[Any, ...],
+    side: int,
+    full: bool,
+    columns: tuple[int, ...] | None = None,
 ) -> list[str]:
     """The JSON text of every row's image: ``side`` -1, the row is the image; 0 or 1,
-    the image is ``row[side]`` of a (before, after) pair. ``full``: no column missing."""
+    the image is ``row[side]`` of a (before, after) pair. ``full``: no column missing.
+    ``columns``: only these columns, in this order (None: every column)."""
     if _c_json_images is not None:
         texts: list[str | None] = _c_json_images(
-            names, rows, side, MISSING, _FAST_DEFAULT, json_value, _quote
+            names, rows, side, MISSING, _FAST_DEFAULT, json_value, _quote, columns
         )
         if None not in texts:
             return cast("list[str]", texts)
         return [
-            text if text is not None else _json(_image(names, row if side < 0 else row[side], full))
+            text if text is not None else _image_json(names, row, side, full, columns)
             for text, row in zip(texts, rows, strict=True)
         ]
-    if side < 0:
-        return [_json(_image(names, row, full)) for row in rows]
-    return [_json(_image(names, row[side], full)) for row in rows]
+    return [_image_json(names, row, side, full, columns) for row in rows]
 
 
-def pk_json(pk: tuple[int, ...], names: tuple[str, ...], row: tuple[Any, ...]) -> str | None:
-    """The ``pk`` column of a row: JSON of its primary-key columns (None without a key)."""
+def _image_json(
+    names: tuple[str, ...],
+    row: tuple[Any, ...],
+    side: int,
+    full: bool,
+    columns: tuple[int, ...] | None,
+) -> str:
+    image = row if side < 0 else row[side]
+    if columns is None:
+        return _json(_image(names, image, full))
+    n = len(image)
+    return _json({names[i]: image[i] for i in columns if i < n and image[i] is not MISSING})
+
+
+def pk_texts(
+    pk: tuple[int, ...], names: tuple[str, ...], rows: tuple[Any, ...], side: int
+) -> list[str | None]:
+    """The ``pk`` column of every row (``side`` as for :func:`images_json`): JSON of its
+    primary-key columns, None without a key."""
     if not pk:
-        return None
-    if len(pk) == 1:
-        value = row[pk[0]] if pk[0] < len(row) else MISSING
-        if type(value) is int:  # the common case: one integer key
-            return f"{_pk_prefix(names[pk[0]])}{value}}}"
-    return _json({names[i]: row[i] for i in pk if i < len(row) and row[i] is not MISSING})
+        return [None] * len(rows)
+    return cast("list[str | None]", images_json(names, rows, side, False, pk))
 
 
 _PK_PREFIXES: dict[str, str] = {}
@@ -253,20 +269,20 @@ class ChangelogBuilder:
             full_after = event.columns_present_after & all_columns == all_columns
             c_before.extend(images_json(names, pairs, 0, full))
             c_after.extend(images_json(names, pairs, 1, full_after))
-            c_pk.extend([pk_json(pk, names, after) for _, after in pairs])
+            c_pk.extend(pk_texts(pk, names, pairs, 1))
             c_op.extend(["u"] * n)
         elif isinstance(event, WriteRowsEvent):
             rows = event.rows
             n = len(rows)
             c_after.extend(images_json(names, rows, -1, full))
-            c_pk.extend([pk_json(pk, names, row) for row in rows])
+            c_pk.extend(pk_texts(pk, names, rows, -1))
             c_before.extend([None] * n)
             c_op.extend(["c"] * n)
         elif isinstance(event, DeleteRowsEvent):
             rows = event.rows
             n = len(rows)
             c_before.extend(images_json(names, rows, -1, full))
-            c_pk.extend([pk_json(pk, names, row) for row in rows])
+            c_pk.extend(pk_texts(pk, names, rows, -1))
             c_after.extend([None] * n)
             c_op.extend(["d"] * n)
         else:  # pragma: no cover - every rows event is one of the three

@@ -30,7 +30,7 @@ from replica_client.binlog.events import (
 )
 from replica_client.jsonvalues import json_value
 from replica_client.spark import changelog
-from replica_client.spark.changelog import _image, _json, images_json
+from replica_client.spark.changelog import _image, _json, images_json, pk_texts
 from tests.test_changes import _readable_fixtures
 
 __all__: list[str] = []
@@ -74,8 +74,16 @@ def _row(rng: random.Random, width: int, odd: float) -> tuple[Any, ...]:
     return tuple(value() for _ in range(width))
 
 
-def _python(names: tuple[str, ...], rows: tuple[Any, ...], side: int) -> list[str]:
-    return [_json(_image(names, row if side < 0 else row[side])) for row in rows]
+def _python(
+    names: tuple[str, ...], rows: tuple[Any, ...], side: int, columns: Any = None
+) -> list[str]:
+    images = [row if side < 0 else row[side] for row in rows]
+    if columns is None:
+        return [_json(_image(names, image)) for image in images]
+    return [
+        _json({names[i]: im[i] for i in columns if i < len(im) and im[i] is not MISSING})
+        for im in images
+    ]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -89,12 +97,18 @@ def test_generated_images_are_written_as_the_python_writer_writes_them(seed: int
     assert images_json(names, rows, -1, False) == _python(names, rows, -1)
     for side in (0, 1):
         assert images_json(names, pairs, side, False) == _python(names, pairs, side)
+    # a primary key: some columns, in the key's order (not the table's)
+    key = tuple(rng.sample(range(width), min(width, rng.choice([1, 2, 3]))))
+    assert images_json(names, rows, -1, False, key) == _python(names, rows, -1, key)
+    assert pk_texts(key, names, pairs, 1) == (
+        _python(names, pairs, 1, key) if key else [None] * len(pairs)
+    )
     accelerated = speedups()
     if accelerated is None:  # the pure-Python run: images_json is the Python writer
         assert changelog._c_json_images is None
         return
     texts = accelerated.json_images(
-        names, rows, -1, MISSING, changelog._FAST_DEFAULT, json_value, changelog._quote
+        names, rows, -1, MISSING, changelog._FAST_DEFAULT, json_value, changelog._quote, None
     )
     for text, row in zip(texts, rows, strict=True):
         # the accelerator writes every image without a value it must leave to Python
@@ -112,8 +126,11 @@ def test_every_rows_event_of_the_real_binlogs_is_written_alike() -> None:
         for event in events:
             names = event.table.column_names
             rows: tuple[Any, ...] = getattr(event, "rows", ())
+            key = event.table.primary_key
             for side in (0, 1) if isinstance(event, UpdateRowsEvent) else (-1,):
                 assert images_json(names, rows, side, False) == _python(names, rows, side), path
+                texts = pk_texts(key, names, rows, side)
+                assert texts == (_python(names, rows, side, key) if key else [None] * len(rows))
                 written += len(rows)
     assert written > 10_000
 
@@ -130,14 +147,16 @@ def test_the_accelerated_writer_refuses_what_is_not_a_row() -> None:
         return
     args = (MISSING, changelog._FAST_DEFAULT, json_value, changelog._quote)
     with pytest.raises(TypeError, match="must be a tuple"):
-        accelerated.json_images(("a",), ([1],), -1, *args)
+        accelerated.json_images(("a",), ([1],), -1, *args, None)
     with pytest.raises(TypeError, match=r"\(before, after\) pair"):
-        accelerated.json_images(("a",), ((1,),), 0, *args)
+        accelerated.json_images(("a",), ((1,),), 0, *args, None)
     with pytest.raises(ValueError, match="side"):
-        accelerated.json_images(("a",), ((1,),), 2, *args)
+        accelerated.json_images(("a",), ((1,),), 2, *args, None)
+    with pytest.raises(IndexError, match="column index"):
+        accelerated.json_images(("a",), ((1,),), -1, *args, (1,))
     with pytest.raises(ZeroDivisionError):  # an error of a form goes through
         accelerated.json_images(
-            ("a",), ((Decimal(1),),), -1, MISSING, {Decimal: lambda v: 1 / 0}, str, str
+            ("a",), ((Decimal(1),),), -1, MISSING, {Decimal: lambda v: 1 / 0}, str, str, None
         )
     with pytest.raises(TypeError, match="forms: dict"):
-        accelerated.json_images(("a",), ((1,),), -1, MISSING, [], json_value, str)
+        accelerated.json_images(("a",), ((1,),), -1, MISSING, [], json_value, str, None)
