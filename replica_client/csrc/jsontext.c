@@ -2,15 +2,15 @@
  * ``json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=...)``
  * writes for a ``{name: value}`` dict, without building the dict.
  *
- * The rules stay in Python: strings are quoted by the function the caller
- * passes (json's own ``encode_basestring``), every value that is not an exact
- * None, bool, int, float or str goes through the caller's function for its type
- * (``forms``, a dict keyed by exact type) or else its ``default``, and an image
- * holding anything else (a container, a subclass of those types, or a result
- * that is not one of them), and every image of a table naming a column twice,
- * is not written here at all: its place in the result
- * is None and the caller writes it in Python. The test
- * compares both writers on generated images (tests/spark/test_changelog_json.py). */
+ * The rules stay in Python. Strings are quoted by the function the caller
+ * passes (json's own ``encode_basestring``); every value that is not an exact
+ * None, bool, int, float or str goes through the caller's function for its
+ * type (``forms``, a dict keyed by exact type) or else its ``default``. An
+ * image holding anything else (a container, a subclass of those types, a
+ * result that is not one of them), and every image of a table naming a column
+ * twice, is not written here: its place in the result is None and the caller
+ * writes it in Python. tests/spark/test_changelog_json.py compares both
+ * writers. */
 #include "speedups.h"
 #include <math.h>
 
