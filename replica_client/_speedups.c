@@ -35,6 +35,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
     if (rows_init() < 0) return NULL;
     if (maker_init() < 0) return NULL;
+    if (jsontext_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&RowPlanType);

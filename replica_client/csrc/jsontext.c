@@ -10,9 +10,118 @@
  * result that is not one of them), and every image of a table naming a column
  * twice, is not written here: its place in the result is None and the caller
  * writes it in Python. tests/spark/test_changelog_json.py compares both
- * writers. */
+ * writers.
+ *
+ * Two shortcuts, each taken only where it gives what the call it saves gives:
+ * - a string of one-byte characters none of which ``quote`` changes is written
+ *   between quotes as it is. Which characters ``quote`` changes is asked of
+ *   ``quote`` itself, once per quote function (it escapes character by
+ *   character, as json's does);
+ * - where the form of a naive ``datetime`` or of a ``date`` is that type's own
+ *   ``isoformat``, its text is written here in the same layout. */
 #include "speedups.h"
+#include <datetime.h>
 #include <math.h>
+
+/* '"' around strings, '}' after the last value: one object each */
+static PyObject *dquote = NULL, *brace = NULL;
+
+int jsontext_init(void) {
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL) return -1;
+    dquote = PyUnicode_InternFromString("\"");
+    brace = PyUnicode_InternFromString("}");
+    return dquote == NULL || brace == NULL ? -1 : 0;
+}
+
+/* -- shortcuts ------------------------------------------------------------------------ */
+
+/* The quote function `plain` was derived from (a strong reference), and per
+ * one-byte character whether that function writes it as it is. */
+static PyObject *plain_for = NULL;
+static unsigned char plain[256];
+
+static int derive_plain(PyObject *quote) {
+    if (quote == plain_for) return 0;
+    for (int c = 0; c < 256; c++) {
+        PyObject *ch = PyUnicode_FromOrdinal(c);
+        PyObject *q = ch ? PyObject_CallOneArg(quote, ch) : NULL;
+        Py_XDECREF(ch);
+        if (q == NULL) return -1;
+        plain[c] = PyUnicode_Check(q) && PyUnicode_GET_LENGTH(q) == 3 &&
+                   PyUnicode_READ_CHAR(q, 0) == '"' && PyUnicode_READ_CHAR(q, 1) == (Py_UCS4)c &&
+                   PyUnicode_READ_CHAR(q, 2) == '"';
+        Py_DECREF(q);
+    }
+    Py_XSETREF(plain_for, Py_NewRef(quote));
+    return 0;
+}
+
+/* Whether quote(v) is v between quotes (`plain` derived from that quote). */
+static int quotes_plainly(PyObject *v) {
+    if (PyUnicode_KIND(v) != PyUnicode_1BYTE_KIND) return 0;
+    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(v);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!plain[d[i]]) return 0;
+    return 1;
+}
+
+/* datetime.isoformat and date.isoformat, to recognise them among the forms. */
+static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
+
+/* `width` decimal digits of `value` (0 <= value < 10**width) at `p`; past them. */
+static char *digits(char *p, int value, int width) {
+    for (int i = width - 1; i >= 0; i--) {
+        p[i] = (char)('0' + value % 10);
+        value /= 10;
+    }
+    return p + width;
+}
+
+/* The quoted ISO text of `v` when `form` is its exact type's own isoformat (a naive
+ * datetime, or a date): "YYYY-MM-DD", then for a datetime "THH:MM:SS" and
+ * ".ffffff" unless the microseconds are 0. A new reference; NULL with no
+ * exception set otherwise. */
+static PyObject *iso_text(PyObject *v, PyObject *form) {
+    char buf[32], *p = buf;
+    if (datetime_isoformat == NULL) {
+        datetime_isoformat = PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType,
+                                                    "isoformat");
+        date_isoformat = datetime_isoformat
+                             ? PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateType,
+                                                      "isoformat")
+                             : NULL;
+        if (date_isoformat == NULL) {
+            Py_CLEAR(datetime_isoformat);
+            return NULL;
+        }
+    }
+    int datetime = form == datetime_isoformat && PyDateTime_CheckExact(v) &&
+                   PyDateTime_DATE_GET_TZINFO(v) == Py_None;
+    if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return NULL;
+    *p++ = '"';
+    p = digits(p, PyDateTime_GET_YEAR(v), 4); /* 1..9999 */
+    *p++ = '-';
+    p = digits(p, PyDateTime_GET_MONTH(v), 2);
+    *p++ = '-';
+    p = digits(p, PyDateTime_GET_DAY(v), 2);
+    if (datetime) {
+        *p++ = 'T';
+        p = digits(p, PyDateTime_DATE_GET_HOUR(v), 2);
+        *p++ = ':';
+        p = digits(p, PyDateTime_DATE_GET_MINUTE(v), 2);
+        *p++ = ':';
+        p = digits(p, PyDateTime_DATE_GET_SECOND(v), 2);
+        int us = PyDateTime_DATE_GET_MICROSECOND(v);
+        if (us) {
+            *p++ = '.';
+            p = digits(p, us, 6);
+        }
+    }
+    *p++ = '"';
+    return PyUnicode_FromStringAndSize(buf, p - buf);
+}
 
 /* The JSON text of a scalar the caller's encoder writes natively, a new reference;
  * NULL with no exception set when `v` is not such a scalar. */
@@ -48,6 +157,13 @@ static PyObject *image_text(PyObject *row, PyObject *keys, const Py_ssize_t *at,
         if (at[i] >= n) continue; /* fewer values than names: as zip() stops */
         PyObject *v = PyTuple_GET_ITEM(row, at[i]);
         if (v == missing) continue;
+        PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + (PyList_GET_SIZE(pieces) != 0));
+        if (PyUnicode_CheckExact(v) && quotes_plainly(v)) {
+            if (PyList_Append(pieces, key) < 0 || PyList_Append(pieces, dquote) < 0 ||
+                PyList_Append(pieces, v) < 0 || PyList_Append(pieces, dquote) < 0)
+                return NULL;
+            continue;
+        }
         PyObject *text = scalar_text(v, quote);
         if (text == NULL && !PyErr_Occurred()) {
             if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
@@ -55,24 +171,30 @@ static PyObject *image_text(PyObject *row, PyObject *keys, const Py_ssize_t *at,
                 Py_RETURN_NONE; /* a container or a subclass: the caller's writer */
             PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
             if (form == NULL && PyErr_Occurred()) return NULL;
+            if (form != NULL && (text = iso_text(v, form)) != NULL) goto append;
+            if (PyErr_Occurred()) return NULL;
             PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
             if (r == NULL) return NULL;
+            if (PyUnicode_CheckExact(r) && quotes_plainly(r)) {
+                int failed = PyList_Append(pieces, key) < 0 ||
+                             PyList_Append(pieces, dquote) < 0 || PyList_Append(pieces, r) < 0 ||
+                             PyList_Append(pieces, dquote) < 0;
+                Py_DECREF(r);
+                if (failed) return NULL;
+                continue;
+            }
             text = scalar_text(r, quote);
             Py_DECREF(r);
             if (text == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
         }
         if (text == NULL) return NULL;
-        PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + (PyList_GET_SIZE(pieces) != 0));
+    append:;
         int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, text) < 0;
         Py_DECREF(text);
         if (failed) return NULL;
     }
     if (PyList_GET_SIZE(pieces) == 0) return PyUnicode_FromString("{}");
-    PyObject *close = PyUnicode_FromString("}");
-    if (close == NULL) return NULL;
-    int failed = PyList_Append(pieces, close) < 0;
-    Py_DECREF(close);
-    if (failed) return NULL;
+    if (PyList_Append(pieces, brace) < 0) return NULL;
     PyObject *empty = PyUnicode_New(0, 0);
     if (empty == NULL) return NULL;
     PyObject *out = PyUnicode_Join(empty, pieces);
@@ -172,6 +294,7 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyMem_Free(at);
         return out;
     }
+    if (derive_plain(quote) < 0) goto fail;
     keys = key_texts(written, quote);
     pieces = keys ? PyList_New(0) : NULL;
     if (pieces == NULL) goto fail;

@@ -44,16 +44,24 @@ class _Level(enum.IntEnum):
     LOW = 1
 
 
+class _Stamp(dt.datetime):
+    pass
+
+
 _SCALARS: list[Any] = [
     None, True, False, 0, -1, 7, 2**70, -(2**63), 1.5, -0.0, 1e300, 5e-324,
     float("nan"), float("inf"), float("-inf"),
     "", "plain", 'quo"te', "back\\slash", "ctl\x00\x08\x1f\x7f", "ünïcødé", "emoji \U0001f600",
-    "\ud800 lone", "\u2028\u2029", "tab\tnew\nline",
+    "\ud800 lone", "\u2028\u2029", "tab\tnew\nline", "caf\xe9 \xa0\xff", "del\x7f",
+    "x" * 300, "ends with \\",
 ]  # fmt: skip
 _MAPPED: list[Any] = [
     Decimal("1.10"), Decimal("-0E-5"), Decimal("123456789012345678901234567890.5"),
     dt.datetime(2024, 1, 2, 3, 4, 5, 6), dt.datetime(2024, 1, 2, tzinfo=dt.UTC),
-    dt.date(1999, 12, 31), dt.timedelta(hours=-838, minutes=-59), dt.timedelta(microseconds=5),
+    dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+    dt.datetime(2024, 11, 3, 1, 30, 0, 500000, fold=1), dt.date(1999, 12, 31), dt.date(1, 1, 1),
+    _Stamp(2024, 5, 6, 7, 8, 9),
+    dt.timedelta(hours=-838, minutes=-59), dt.timedelta(microseconds=5),
     b"", b"\x00\xff", bytearray(b"ab"), JSON_NULL,
 ]  # fmt: skip
 _LEFT_TO_PYTHON: list[Any] = [
@@ -139,6 +147,36 @@ def test_a_table_naming_a_column_twice_is_written_as_a_dict_of_it() -> None:
     names, rows = ("a", "b", "a"), ((1, 2, 3), (MISSING, 2, 3), (1, 2, MISSING))
     assert images_json(names, rows, -1, False) == _python(names, rows, -1)
     assert images_json(names, rows, -1, False)[0] == '{"a":3,"b":2}'
+
+
+def test_the_shortcuts_follow_the_functions_the_caller_gives() -> None:
+    """Plain strings and ISO dates are written without calling ``quote`` or the
+    form; what they write is still what those functions give."""
+    accelerated = speedups()
+    if accelerated is None:
+        return
+
+    def quote(text: str) -> str:  # escapes "a" too, character by character
+        return changelog._quote(text).replace("a", "\\u0061")
+
+    def write(value: Any, forms: dict[type, Any]) -> str:
+        texts = accelerated.json_images(
+            ("k",), ((value,),), -1, MISSING, forms, json_value, quote, None
+        )
+        return str(texts[0])
+
+    assert write("banana", {}) == '{"k":"b\\u0061n\\u0061n\\u0061"}'
+    assert write("xyz", {}) == '{"k":"xyz"}'
+    day, stamp = dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5)
+    assert write(day, {dt.date: dt.date.isoformat}) == '{"k":"2024-01-02"}'
+    assert write(stamp, {dt.datetime: dt.datetime.isoformat}) == '{"k":"2024-01-02T03:04:05"}'
+    # another form for the same types: that form's text
+    assert write(day, {dt.date: lambda d: d.strftime("%d.%m.%Y")}) == '{"k":"02.01.2024"}'
+    assert write(stamp, {dt.datetime: lambda d: d.isoformat(" ")}) == '{"k":"2024-01-02 03:04:05"}'
+    # the forms of the other type do not apply
+    assert write(stamp, {dt.datetime: dt.date.isoformat}) == '{"k":"2024-01-02"}'
+    # the text of a form goes through quote as well
+    assert write(Decimal("1.5"), {Decimal: lambda d: "a" + str(d)}) == '{"k":"\\u00611.5"}'
 
 
 def test_the_accelerated_writer_refuses_what_is_not_a_row() -> None:
