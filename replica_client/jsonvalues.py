@@ -29,7 +29,7 @@ from typing import Any
 from .binlog.events import JSON_NULL, Geometry, InvalidDate, InvalidDatetime
 from .changes import Change
 
-__all__ = ["OP_CODES", "change_envelope", "json_row", "json_value", "time_text"]
+__all__ = ["OP_CODES", "change_envelope", "decimal_text", "json_row", "json_value", "time_text"]
 
 #: Change.op -> the one-letter code of the envelope.
 OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
@@ -45,6 +45,17 @@ def time_text(value: dt.timedelta) -> str:
     return f"{text}.{frac:06d}".rstrip("0") if frac else text
 
 
+def decimal_text(value: Decimal) -> str:
+    """A DECIMAL value's exact text, never in exponent form: ``format(value, "f")``.
+
+    ``str`` gives the same text whenever it has no exponent (a DECIMAL column's
+    value has one only below 1e-6 or when it is a zero of more than 6
+    decimals), in about half the time.
+    """
+    text = str(value)
+    return text if "E" not in text else format(value, "f")
+
+
 def json_value(value: Any) -> Any:
     """A JSON-serialisable form of one decoded value."""
     if value is None or value is JSON_NULL:
@@ -52,7 +63,7 @@ def json_value(value: Any) -> Any:
     if isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Decimal):
-        return format(value, "f")
+        return decimal_text(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, (dt.datetime, dt.date)):

@@ -51,7 +51,7 @@ import pyarrow as pa
 
 from ..accel import speedups
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
-from ..jsonvalues import json_value, time_text
+from ..jsonvalues import decimal_text, json_value, time_text
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -99,10 +99,6 @@ BATCH_ROWS: Final = 8192
 _NEEDS_WALK: Final = (tuple, list, dict, set, frozenset)
 
 
-def _decimal_text(value: Decimal) -> str:
-    return format(value, "f")
-
-
 def _base64(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
@@ -110,7 +106,7 @@ def _base64(value: bytes) -> str:
 #: Exact types -> their JSON form (the same as ``jsonvalues.json_value``, without
 #: its chain of isinstance checks); anything else goes to ``json_value``.
 _FAST_DEFAULT: Final[dict[type, Callable[[Any], Any]]] = {
-    Decimal: _decimal_text,
+    Decimal: decimal_text,
     dt.datetime: dt.datetime.isoformat,
     dt.date: dt.date.isoformat,
     bytes: _base64,

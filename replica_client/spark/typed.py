@@ -85,7 +85,7 @@ from ..binlog.events import (
 from ..binlog.json_binary import JSON_NULL
 from ..config import DecoderOptions
 from ..errors import ConfigError, SchemaChangedError, UnrepresentableValueError, UnsupportedError
-from ..jsonvalues import json_value
+from ..jsonvalues import decimal_text, json_value
 from ..snapshot import GEOMETRY_TYPES
 from .changelog import ChangelogBuilder, pk_texts
 from .options import SourceOptions
@@ -426,7 +426,7 @@ def _json_document(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_json_document(v) for v in value) + "]"
     if isinstance(value, Decimal):
-        return format(value, "f")
+        return decimal_text(value)
     return json.dumps(json_value(value), ensure_ascii=False)
 
 
@@ -437,7 +437,7 @@ def _geometry_bytes(value: Geometry | bytes, col: TypedColumn) -> bytes:
 
 
 def _decimal_text(value: Decimal, col: TypedColumn) -> str:
-    return format(value, "f")
+    return decimal_text(value)
 
 
 _CONVERT: Final[dict[str, Callable[[Any, TypedColumn], Any]]] = {
