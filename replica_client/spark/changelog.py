@@ -43,11 +43,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import sys
+from array import array
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, Final, cast
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..accel import speedups
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
@@ -242,13 +245,46 @@ def _pk_prefix(name: str) -> str:
     return prefix
 
 
-class ChangelogBuilder:
-    """Collects changelog rows column by column; ``batches()`` yields them as Arrow."""
+#: Row numbers 0, 1, 2, ... (int32) to slice a rows event's ``row_index`` from.
+_NUMBERS: Final = array("i", range(1 << 16))
+#: Zeros, to slice the ``seq`` offsets of snapshot rows from.
+_ZEROS: Final = array("i", bytes(4 << 16))
+assert _NUMBERS.itemsize == 4  # Arrow's int32
 
-    __slots__ = ("_cols", "rows")
+# Where in a builder's ``_events`` entry each column shared by an event's rows is.
+_E_ROWS, _E_OP, _E_DB, _E_TABLE, _E_GTID, _E_SID, _E_FILE, _E_POS, _E_TS, _E_SEQ, _E_NUMBERED = (
+    range(11)
+)
+#: The schema's columns shared by the rows of one event: (column, place in the entry).
+_SHARED: Final = (
+    (0, _E_OP), (1, _E_DB), (2, _E_TABLE), (6, _E_GTID), (7, _E_SID), (8, _E_FILE),
+    (9, _E_POS), (11, _E_TS),
+)  # fmt: skip
+
+
+def _int32s(values: array[int]) -> pa.Array:
+    """An Arrow int32 array over ``values`` (an ``array("i")``; not copied)."""
+    if sys.byteorder == "big":  # Arrow's buffers are little-endian
+        values = array("i", values)
+        values.byteswap()
+    return pa.Array.from_buffers(pa.int32(), len(values), [None, pa.py_buffer(values)])
+
+
+class ChangelogBuilder:
+    """Collects changelog rows; :meth:`take_batch` gives them as an Arrow record batch.
+
+    The JSON texts (``before``, ``after``, ``pk``) are kept row by row; the
+    columns every row of a rows event shares once per event, and spread to
+    the rows by Arrow when the batch is built.
+    """
+
+    __slots__ = ("_cols", "_events", "rows")
 
     def __init__(self) -> None:
-        self._cols: list[list[Any]] = [[] for _ in FIELDS]
+        #: before, after, pk: a text (or None) per row
+        self._cols: list[list[str | None]] = [[], [], []]
+        #: per event (or snapshot read): its row count, then what its rows share
+        self._events: list[tuple[Any, ...]] = []
         self.rows = 0
 
     def add(self, event: RowsEvent, file: str, pos: int, gtid: str | None) -> None:
@@ -258,7 +294,7 @@ class ChangelogBuilder:
         pk = table.primary_key
         all_columns = (1 << len(names)) - 1
         full = event.columns_present & all_columns == all_columns
-        c_op, c_before, c_after, c_pk = self._cols[0], self._cols[3], self._cols[4], self._cols[5]
+        c_before, c_after, c_pk = self._cols
         if isinstance(event, UpdateRowsEvent):
             pairs = event.rows
             n = len(pairs)
@@ -266,44 +302,38 @@ class ChangelogBuilder:
             c_before.extend(images_json(names, pairs, 0, full))
             c_after.extend(images_json(names, pairs, 1, full_after))
             c_pk.extend(pk_texts(pk, names, pairs, 1))
-            c_op.extend(["u"] * n)
+            op = "u"
         elif isinstance(event, WriteRowsEvent):
             rows = event.rows
             n = len(rows)
             c_after.extend(images_json(names, rows, -1, full))
             c_pk.extend(pk_texts(pk, names, rows, -1))
             c_before.extend([None] * n)
-            c_op.extend(["c"] * n)
+            op = "c"
         elif isinstance(event, DeleteRowsEvent):
             rows = event.rows
             n = len(rows)
             c_before.extend(images_json(names, rows, -1, full))
             c_pk.extend(pk_texts(pk, names, rows, -1))
             c_after.extend([None] * n)
-            c_op.extend(["d"] * n)
+            op = "d"
         else:  # pragma: no cover - every rows event is one of the three
             return
-        self._add_position(event, n, file, pos, gtid)
+        self._add_position(event, n, file, pos, gtid, op)
 
     def _add_position(
-        self, event: RowsEvent, n: int, file: str, pos: int, gtid: str | None
+        self, event: RowsEvent, n: int, file: str, pos: int, gtid: str | None, op: str
     ) -> None:
-        """The columns after ``pk`` of the ``n`` rows of ``event`` (starting at ``file:pos``)."""
+        """The columns other than the images and ``pk`` of the ``n`` rows (``op``) of
+        ``event``, which starts at ``file:pos``."""
+        if not n:
+            return
         table = event.table
         header = event.header
-        base = (file_number(file) << 32) + pos
-        (c_db, c_table, c_gtid, c_sid, c_file, c_pos, c_idx, c_ts, c_seq) = (
-            self._cols[1:3] + self._cols[6:]
-        )
-        c_db.extend([table.schema] * n)
-        c_table.extend([table.table] * n)
-        c_gtid.extend([gtid] * n)
-        c_sid.extend([header.server_id] * n)
-        c_file.extend([file] * n)
-        c_pos.extend([pos] * n)
-        c_idx.extend(range(n))
-        c_ts.extend([header.timestamp * 1_000_000] * n)
-        c_seq.extend(range(base, base + n))
+        self._events.append(
+            (n, op, table.schema, table.table, gtid, header.server_id, file, pos,
+             header.timestamp * 1_000_000, sequence(file, pos, 0), True)
+        )  # fmt: skip
         self.rows += n
 
     def add_reads(
@@ -320,25 +350,20 @@ class ChangelogBuilder:
         """Add rows a snapshot read at the binlog point ``file:pos`` (GTID state ``gtid``):
         ``op`` ``r``; ``seq`` is the point's (every change after the point has a higher one)."""
         n = len(rows)
-        (c_op, c_db, c_table, c_before, c_after, c_pk, c_gtid, c_sid, c_file, c_pos, c_idx,
-         c_ts, c_seq) = self._cols  # fmt: skip
+        if not n:
+            return
+        c_before, c_after, c_pk = self._cols
         for row in rows:
             c_after.append(_json(row))
             if len(key) == 1 and type(row[key[0]]) is int:
                 c_pk.append(f"{_pk_prefix(key[0])}{row[key[0]]}}}")
             else:
                 c_pk.append(_json({k: row[k] for k in key}))
-        c_op.extend(["r"] * n)
         c_before.extend([None] * n)
-        c_db.extend([db] * n)
-        c_table.extend([table] * n)
-        c_gtid.extend([gtid] * n)
-        c_sid.extend([0] * n)
-        c_file.extend([file] * n)
-        c_pos.extend([pos] * n)
-        c_idx.extend(range(n))
-        c_ts.extend([int(at.timestamp() * 1_000_000)] * n)
-        c_seq.extend([(file_number(file) << 32) + pos] * n)
+        self._events.append(
+            (n, "r", db, table, gtid, 0, file, pos, int(at.timestamp() * 1_000_000),
+             sequence(file, pos, 0), False)
+        )  # fmt: skip
         self.rows += n
 
     def take_batch(self) -> pa.RecordBatch:
@@ -347,10 +372,37 @@ class ChangelogBuilder:
 
     def _take_arrays(self) -> list[pa.Array]:
         """The collected columns as Arrow arrays (typed as in ARROW_SCHEMA); empties them."""
-        arrays = [
-            pa.array(col, type=f.type) for col, f in zip(self._cols, ARROW_SCHEMA, strict=True)
-        ]
-        self._cols = [[] for _ in FIELDS]
+        events = self._events
+        owner = array("i")  # per row: its event's index in ``events``
+        numbers = array("i")  # per row: row_index
+        offsets = array("i")  # per row: seq - the event's sequence(file, pos, 0)
+        spare = len(_NUMBERS)
+        for i, entry in enumerate(events):
+            n = entry[_E_ROWS]
+            if n == 1:
+                owner.append(i)
+                numbers.append(0)
+                offsets.append(0)
+                continue
+            owner += array("i", (i,)) * n
+            counted = _NUMBERS[:n] if n <= spare else array("i", range(n))
+            numbers += counted
+            if entry[_E_NUMBERED]:
+                offsets += counted
+            else:
+                offsets += _ZEROS[:n] if n <= spare else array("i", bytes(4 * n))
+        take = _int32s(owner)
+        arrays: list[pa.Array] = [None] * len(FIELDS)
+        for column, place in _SHARED:
+            kind = ARROW_SCHEMA.field(column).type
+            arrays[column] = pa.array([e[place] for e in events], type=kind).take(take)
+        for column, texts in zip((3, 4, 5), self._cols, strict=True):
+            arrays[column] = pa.array(texts, type=pa.string())
+        arrays[10] = _int32s(numbers)
+        bases = pa.array([e[_E_SEQ] for e in events], type=pa.int64()).take(take)
+        arrays[12] = pc.add(bases, _int32s(offsets).cast(pa.int64()))
+        self._cols = [[], [], []]
+        self._events = []
         self.rows = 0
         return arrays
 

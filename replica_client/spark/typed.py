@@ -510,7 +510,7 @@ class TypedChangelogBuilder(ChangelogBuilder):
         plan = self._plan(event, where)
         names = table.column_names
         pk = table.primary_key
-        c_op, c_pk = self._cols[0], self._cols[5]
+        c_pk = self._cols[2]
         if isinstance(event, UpdateRowsEvent):
             self._check_full(event, event.columns_present_after, where)
             befores = [b for b, _ in event.rows]
@@ -531,8 +531,7 @@ class TypedChangelogBuilder(ChangelogBuilder):
         n = len(event.rows)
         self._images(self._before, befores, n, plan, where)
         self._images(self._after, afters, n, plan, where)
-        c_op.extend([op] * n)
-        self._add_position(event, n, file, pos, gtid)
+        self._add_position(event, n, file, pos, gtid, op)
 
     def add_reads(self, *args: Any, **kwargs: Any) -> None:
         raise ConfigError("typed=true does not support startingPosition=snapshot")
