@@ -50,7 +50,6 @@ from decimal import Decimal
 from typing import Any, Final, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..accel import speedups
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
@@ -400,6 +399,10 @@ class ChangelogBuilder:
             arrays[column] = pa.array(texts, type=pa.string())
         arrays[10] = _int32s(numbers)
         bases = pa.array([e[_E_SEQ] for e in events], type=pa.int64()).take(take)
+        # (imported here: the driver's processes build no batches, and this import
+        # takes 50 ms; take() above has imported it already)
+        import pyarrow.compute as pc
+
         arrays[12] = pc.add(bases, _int32s(offsets).cast(pa.int64()))
         self._cols = [[], [], []]
         self._events = []
