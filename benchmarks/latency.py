@@ -21,12 +21,14 @@ Usage (from the repository root)::
    ``async for event in stream`` or, with ``--style changes``, an ``async for
    change in stream.changes()``) and (b) a bare client that asks for the same
    events (the same dump flags), only frames packets and ACKs the ones the
-   primary asks for. The three ACKers take turns
-   (``--rounds``, the order turning each round), so that drift over the run
-   does not favour one of them. ``Rpl_semi_sync_master_no_tx`` must not move:
+   primary asks for, in a thread blocked in ``recv``; and (c) that client's
+   loop in an asyncio protocol on the benchmark's event loop, as replica_client
+   reads: the part of (a)'s latency any asyncio ACKer pays. The four ACKers
+   take turns (``--rounds``, the order turning each round), so that drift
+   over the run does not favour one of them. ``Rpl_semi_sync_master_no_tx`` must not move:
    a commit that timed out waiting for its ACK would count there.
 
-Prints p50/p90/p99/max and the ratio of (a) to (b); ``--json`` writes them.
+Prints p50/p90/p99/max and the ratios of (a) and (c) to (b); ``--json`` writes them.
 """
 
 from __future__ import annotations
@@ -168,8 +170,11 @@ async def _rc_acking(
                     break
 
 
-def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Event) -> None:
-    """Log in, ask for semi-sync, frame packets, ACK every event that asks for it."""
+def _bare_dump(args: dict[str, Any]) -> tuple[pymysql.connections.Connection[Any], bytes]:
+    """Log in, ask for semi-sync and the dump from the primary's current end.
+
+    Returns the connection (its socket carries the dump) and the binlog file name.
+    """
     conn = pymysql.connect(
         host=args["host"], port=args["port"], user=args["user"], password=args["password"]
     )
@@ -189,12 +194,43 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
     # MariaDB's ANNOTATE_ROWS (flag 2) is on by default (``annotate_rows``)
     flags = 2 if args["mariadb"] else 0
     body = struct.pack("<BIHI", 0x12, position, flags, args["server_id"]) + name.encode()
+    conn._sock.sendall(struct.pack("<I", len(body))[:3] + b"\0" + body)
+    return conn, name.encode()
+
+
+def _bare_acks(buf: bytearray, current: bytes) -> tuple[list[bytes], int, bytes]:
+    """Frame the whole packets at the start of ``buf``; ACK every event that asks for it.
+
+    Returns the ACK packets to send, the bytes framed, and the binlog file then.
+    """
+    acks: list[bytes] = []
+    pos = 0
+    while len(buf) - pos >= 4:
+        length = int.from_bytes(buf[pos : pos + 3], "little")
+        if len(buf) - pos < 4 + length:
+            break
+        payload = buf[pos + 4 : pos + 4 + length]
+        pos += 4 + length
+        # status 0x00 | semi-sync magic 0xEF | flags | event
+        if len(payload) < 3 or payload[0] != 0 or payload[1] != 0xEF:
+            continue
+        event = payload[3:]
+        if len(event) >= 19 and event[4] == 4:  # ROTATE: remember the file
+            current = bytes(event[19 + 8 : len(event) - 4])
+        if payload[2] & 1:
+            log_pos = int.from_bytes(event[13:17], "little")
+            ack = b"\xef" + struct.pack("<Q", log_pos) + current
+            acks.append(struct.pack("<I", len(ack))[:3] + b"\0" + ack)
+    return acks, pos, current
+
+
+def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Event) -> None:
+    """Log in, ask for semi-sync, frame packets, ACK every event that asks for it."""
+    conn, current = _bare_dump(args)
     sock: socket.socket = conn._sock
-    sock.sendall(struct.pack("<I", len(body))[:3] + b"\0" + body)
     sock.settimeout(0.2)
     buf = bytearray()
     ready.set()
-    current = name.encode()
     while not stop.is_set():
         try:
             chunk = sock.recv(1 << 16)
@@ -203,29 +239,54 @@ def _bare_acker(args: dict[str, Any], stop: threading.Event, ready: threading.Ev
         if not chunk:
             break
         buf += chunk
-        pos = 0
-        while len(buf) - pos >= 4:
-            length = int.from_bytes(buf[pos : pos + 3], "little")
-            if len(buf) - pos < 4 + length:
-                break
-            payload = buf[pos + 4 : pos + 4 + length]
-            pos += 4 + length
-            # status 0x00 | semi-sync magic 0xEF | flags | event
-            if len(payload) < 3 or payload[0] != 0 or payload[1] != 0xEF:
-                continue
-            event = payload[3:]
-            if len(event) >= 19 and event[4] == 4:  # ROTATE: remember the file
-                current = bytes(event[19 + 8 : len(event) - 4])
-            if payload[2] & 1:
-                log_pos = int.from_bytes(event[13:17], "little")
-                ack = b"\xef" + struct.pack("<Q", log_pos) + current
-                sock.sendall(struct.pack("<I", len(ack))[:3] + b"\0" + ack)
+        acks, pos, current = _bare_acks(buf, current)
+        for ack in acks:
+            sock.sendall(ack)
         del buf[:pos]
     sock.close()
 
 
-#: The semi-sync ACKers compared: the bare client, replica_client in "auto" and "receipt".
-_ACKERS = ("semi_sync_bare", "semi_sync_rc", "semi_sync_rc_receipt")
+class _AsyncioAcker(asyncio.Protocol):
+    """The bare client's loop in an asyncio protocol: what any asyncio ACKer costs."""
+
+    def __init__(self, current: bytes) -> None:
+        self._buf = bytearray()
+        self._current = current
+        self._transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        acks, pos, self._current = _bare_acks(buf, self._current)
+        assert self._transport is not None
+        for ack in acks:
+            self._transport.write(ack)
+        del buf[:pos]
+
+
+async def _asyncio_bare_round(
+    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int
+) -> tuple[list[float], dict[str, int]]:
+    conn, current = _bare_dump(args)
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.connect_accepted_socket(
+        lambda: _AsyncioAcker(current), sock=conn._sock
+    )
+    await asyncio.sleep(0.3)
+    before = _semi_sync_status(srv)
+    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
+    after = _semi_sync_status(srv)
+    transport.abort()
+    return ms, _delta(before, after)
+
+
+#: The semi-sync ACKers compared: the bare client (in a thread, and its loop in an
+#: asyncio protocol), replica_client in "auto" and "receipt".
+_ACKERS = ("semi_sync_bare", "semi_sync_bare_asyncio", "semi_sync_rc", "semi_sync_rc_receipt")
 
 
 def _bare_round(
@@ -341,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
                 base = 100_000 * (1 + r) + 10_000 * k
                 if key == "semi_sync_bare":
                     ms, delta = _bare_round(srv, {**args, "server_id": sid}, dsn, base, per_round)
+                elif key == "semi_sync_bare_asyncio":
+                    ms, delta = asyncio.run(
+                        _asyncio_bare_round(srv, {**args, "server_id": sid}, dsn, base, per_round)
+                    )
                 else:
                     ack_mode = "auto" if key == "semi_sync_rc" else "receipt"
                     ms, delta = asyncio.run(
@@ -372,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
     receipt99 = results["semi_sync_rc_receipt_ms"]["p99"] / results["semi_sync_bare_ms"]["p99"]
     results["semi_sync_receipt_ratio_p50"] = receipt
     results["semi_sync_receipt_ratio_p99"] = receipt99
+    floor = results["semi_sync_bare_asyncio_ms"]["p50"] / results["semi_sync_bare_ms"]["p50"]
+    floor99 = results["semi_sync_bare_asyncio_ms"]["p99"] / results["semi_sync_bare_ms"]["p99"]
+    results["semi_sync_asyncio_ratio_p50"] = floor
+    results["semi_sync_asyncio_ratio_p99"] = floor99
     lines = [
         "| measurement (ms) | p50 | p90 | p99 | max |",
         "|---|---:|---:|---:|---:|",
@@ -380,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         ("live_ms", "commit sent -> XID out of `async for` (replica_client)"),
         ("async_commit_ms", "commit, semi-sync off"),
         ("semi_sync_bare_ms", "commit, semi-sync, bare framing+ACK client"),
+        ("semi_sync_bare_asyncio_ms", "commit, semi-sync, the bare client's loop in asyncio"),
         ("semi_sync_rc_ms", "commit, semi-sync, replica_client ACKing (ack_mode auto)"),
         ("semi_sync_rc_receipt_ms", "commit, semi-sync, replica_client ACKing (ack_mode receipt)"),
     ):
@@ -391,9 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nsemi-sync commit latency, replica_client / bare: ack_mode auto p50 {ratio:.2f}x, "
         f"p99 {ratio99:.2f}x; ack_mode receipt p50 {receipt:.2f}x, p99 {receipt99:.2f}x"
+        f"\n(the bare client's loop in asyncio / bare: p50 {floor:.2f}x, p99 {floor99:.2f}x)"
     )
     print(
         f"semi-sync txns acknowledged/timed out: bare {results['semi_sync_bare_status']}, "
+        f"bare in asyncio {results['semi_sync_bare_asyncio_status']}, "
         f"replica_client auto {results['semi_sync_rc_status']}, "
         f"receipt {results['semi_sync_rc_receipt_status']}"
     )
