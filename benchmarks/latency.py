@@ -175,8 +175,14 @@ def _bare_dump(args: dict[str, Any]) -> tuple[pymysql.connections.Connection[Any
 
     Returns the connection (its socket carries the dump) and the binlog file name.
     """
+    # plain TCP, as replica_client's default (tls="off"): pymysql would use TLS
+    # wherever the server offers it (MariaDB 11.8, MySQL)
     conn = pymysql.connect(
-        host=args["host"], port=args["port"], user=args["user"], password=args["password"]
+        host=args["host"],
+        port=args["port"],
+        user=args["user"],
+        password=args["password"],
+        ssl_disabled=True,
     )
     with conn.cursor() as cur:
         cur.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
