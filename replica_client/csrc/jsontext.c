@@ -59,6 +59,9 @@ static int derive_plain(PyObject *quote) {
 
 /* Whether quote(v) is v between quotes (`plain` derived from that quote). */
 static int quotes_plainly(PyObject *v) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(v)) return 0; /* a legacy string: quote() takes it */
+#endif
     if (PyUnicode_KIND(v) != PyUnicode_1BYTE_KIND) return 0;
     const Py_UCS1 *d = PyUnicode_1BYTE_DATA(v);
     Py_ssize_t n = PyUnicode_GET_LENGTH(v);

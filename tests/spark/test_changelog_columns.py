@@ -109,10 +109,12 @@ def test_snapshot_reads_share_their_points_seq_and_count_their_rows() -> None:
     rng = random.Random(5)
     builder = ChangelogBuilder()
     expected: list[dict[str, Any]] = []
-    for point in range(30):
+    # 70,000 rows: more than the builder's ready row numbers (65,536)
+    sizes = [0, 1, 2, 50, 9000, 70_000] + [rng.choice([0, 1, 2, 50]) for _ in range(24)]
+    for point, size in enumerate(sizes):
         file, pos = f"mysql-bin.{rng.randrange(1, 9):06d}", rng.randrange(4, 1 << 31)
         at = dt.datetime(2024, 1, 1, tzinfo=_UTC) + dt.timedelta(seconds=point)
-        rows = [{"id": i, "v": str(i)} for i in range(rng.choice([0, 1, 2, 50, 9000]))]
+        rows = [{"id": i, "v": str(i)} for i in range(size)]
         builder.add_reads("db", f"t{point}", ("id",), rows, file, pos, f"0-1-{point}", at)
         expected.extend(
             {
