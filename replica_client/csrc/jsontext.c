@@ -25,13 +25,19 @@
 
 /* '"' around strings, '}' after the last value: one object each */
 static PyObject *dquote = NULL, *brace = NULL;
+/* datetime.isoformat and date.isoformat, to recognise them among the forms. */
+static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
 
 int jsontext_init(void) {
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return -1;
     dquote = PyUnicode_InternFromString("\"");
     brace = PyUnicode_InternFromString("}");
-    return dquote == NULL || brace == NULL ? -1 : 0;
+    if (dquote == NULL || brace == NULL) return -1;
+    datetime_isoformat =
+        PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType, "isoformat");
+    date_isoformat = PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateType, "isoformat");
+    return datetime_isoformat == NULL || date_isoformat == NULL ? -1 : 0;
 }
 
 /* -- shortcuts ------------------------------------------------------------------------ */
@@ -70,9 +76,6 @@ static int quotes_plainly(PyObject *v) {
     return 1;
 }
 
-/* datetime.isoformat and date.isoformat, to recognise them among the forms. */
-static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
-
 /* `width` decimal digits of `value` (0 <= value < 10**width) at `p`; past them. */
 static char *digits(char *p, int value, int width) {
     for (int i = width - 1; i >= 0; i--) {
@@ -84,22 +87,9 @@ static char *digits(char *p, int value, int width) {
 
 /* The quoted ISO text of `v` when `form` is its exact type's own isoformat (a naive
  * datetime, or a date): "YYYY-MM-DD", then for a datetime "THH:MM:SS" and
- * ".ffffff" unless the microseconds are 0. A new reference; NULL with no
- * exception set otherwise. */
+ * ".ffffff" unless the microseconds are 0. A new reference; NULL otherwise. */
 static PyObject *iso_text(PyObject *v, PyObject *form) {
     char buf[32], *p = buf;
-    if (datetime_isoformat == NULL) {
-        datetime_isoformat = PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType,
-                                                    "isoformat");
-        date_isoformat = datetime_isoformat
-                             ? PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateType,
-                                                      "isoformat")
-                             : NULL;
-        if (date_isoformat == NULL) {
-            Py_CLEAR(datetime_isoformat);
-            return NULL;
-        }
-    }
     int datetime = form == datetime_isoformat && PyDateTime_CheckExact(v) &&
                    PyDateTime_DATE_GET_TZINFO(v) == Py_None;
     if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return NULL;
@@ -126,14 +116,28 @@ static PyObject *iso_text(PyObject *v, PyObject *form) {
     return PyUnicode_FromStringAndSize(buf, p - buf);
 }
 
-/* The JSON text of a scalar the caller's encoder writes natively, a new reference;
- * NULL with no exception set when `v` is not such a scalar. */
-static PyObject *scalar_text(PyObject *v, PyObject *quote) {
+/* Append `key` and the JSON text of the exact str `s`: `s` between quotes where
+ * quote(s) is that (`plain`, derived from `quote`), else quote(s). -1 on error. */
+static int append_string(PyObject *pieces, PyObject *key, PyObject *s, PyObject *quote) {
+    if (quotes_plainly(s))
+        return PyList_Append(pieces, key) < 0 || PyList_Append(pieces, dquote) < 0 ||
+                       PyList_Append(pieces, s) < 0 || PyList_Append(pieces, dquote) < 0
+                   ? -1
+                   : 0;
+    PyObject *q = PyObject_CallOneArg(quote, s);
+    if (q == NULL) return -1;
+    int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, q) < 0;
+    Py_DECREF(q);
+    return failed ? -1 : 0;
+}
+
+/* The JSON text of a scalar other than a str that the caller's encoder writes
+ * natively, a new reference; NULL with no exception set when `v` is not one. */
+static PyObject *scalar_text(PyObject *v) {
     if (v == Py_None) return PyUnicode_FromString("null");
     if (v == Py_True) return PyUnicode_FromString("true");
     if (v == Py_False) return PyUnicode_FromString("false");
     PyTypeObject *t = Py_TYPE(v);
-    if (t == &PyUnicode_Type) return PyObject_CallOneArg(quote, v);
     if (t == &PyLong_Type) return PyLong_Type.tp_repr(v);
     if (t == &PyFloat_Type) {
         double d = PyFloat_AS_DOUBLE(v);
@@ -142,6 +146,39 @@ static PyObject *scalar_text(PyObject *v, PyObject *quote) {
         return PyFloat_Type.tp_repr(v);
     }
     return NULL;
+}
+
+/* Append `key` and the JSON text of `v`: 1 when done, 0 when `v` is for the
+ * caller's writer (a container, a subclass, a form giving neither), -1 on error. */
+static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
+                        PyObject *dflt, PyObject *quote) {
+    if (PyUnicode_CheckExact(v)) return append_string(pieces, key, v, quote) < 0 ? -1 : 1;
+    PyObject *text = scalar_text(v);
+    if (text == NULL) {
+        if (PyErr_Occurred()) return -1;
+        if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
+            PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
+            return 0;
+        PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
+        if (form == NULL && PyErr_Occurred()) return -1;
+        text = form != NULL ? iso_text(v, form) : NULL;
+        if (text == NULL) {
+            if (PyErr_Occurred()) return -1;
+            PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
+            if (r == NULL) return -1;
+            if (PyUnicode_CheckExact(r)) {
+                int done = append_string(pieces, key, r, quote) < 0 ? -1 : 1;
+                Py_DECREF(r);
+                return done;
+            }
+            text = scalar_text(r);
+            Py_DECREF(r);
+            if (text == NULL) return PyErr_Occurred() ? -1 : 0;
+        }
+    }
+    int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, text) < 0;
+    Py_DECREF(text);
+    return failed ? -1 : 1;
 }
 
 /* One image's text, a new reference; Py_None (new reference) when the caller is
@@ -161,40 +198,9 @@ static PyObject *image_text(PyObject *row, PyObject *keys, const Py_ssize_t *at,
         PyObject *v = PyTuple_GET_ITEM(row, at[i]);
         if (v == missing) continue;
         PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + (PyList_GET_SIZE(pieces) != 0));
-        if (PyUnicode_CheckExact(v) && quotes_plainly(v)) {
-            if (PyList_Append(pieces, key) < 0 || PyList_Append(pieces, dquote) < 0 ||
-                PyList_Append(pieces, v) < 0 || PyList_Append(pieces, dquote) < 0)
-                return NULL;
-            continue;
-        }
-        PyObject *text = scalar_text(v, quote);
-        if (text == NULL && !PyErr_Occurred()) {
-            if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
-                PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
-                Py_RETURN_NONE; /* a container or a subclass: the caller's writer */
-            PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
-            if (form == NULL && PyErr_Occurred()) return NULL;
-            if (form != NULL && (text = iso_text(v, form)) != NULL) goto append;
-            if (PyErr_Occurred()) return NULL;
-            PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
-            if (r == NULL) return NULL;
-            if (PyUnicode_CheckExact(r) && quotes_plainly(r)) {
-                int failed = PyList_Append(pieces, key) < 0 ||
-                             PyList_Append(pieces, dquote) < 0 || PyList_Append(pieces, r) < 0 ||
-                             PyList_Append(pieces, dquote) < 0;
-                Py_DECREF(r);
-                if (failed) return NULL;
-                continue;
-            }
-            text = scalar_text(r, quote);
-            Py_DECREF(r);
-            if (text == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
-        }
-        if (text == NULL) return NULL;
-    append:;
-        int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, text) < 0;
-        Py_DECREF(text);
-        if (failed) return NULL;
+        int done = append_value(pieces, key, v, forms, dflt, quote);
+        if (done < 0) return NULL;
+        if (done == 0) Py_RETURN_NONE; /* the caller's writer */
     }
     if (PyList_GET_SIZE(pieces) == 0) return PyUnicode_FromString("{}");
     if (PyList_Append(pieces, brace) < 0) return NULL;

@@ -61,15 +61,28 @@ def _drain(builder: ChangelogBuilder, out: list[dict[str, Any]], last: bool = Fa
         out.extend(batch.to_pylist())
 
 
-def _fixtures() -> list[Path]:
-    paths = []
-    for path in _readable_fixtures():
-        try:
-            if any(isinstance(e, RowsEvent) for e in rc.open_binlog(path)):
-                paths.append(path)
-        except rc.ReplicaError:
-            continue  # files this decoder refuses: tests/fixtures_walk
-    return paths
+def _changelog_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """The builder's rows of ``path``, the rows expected of its events, and how many of
+    its rows events hold more than one row."""
+    builder = ChangelogBuilder()
+    got: list[dict[str, Any]] = []
+    expected: list[dict[str, Any]] = []
+    multi_row_events = 0
+    gtid: str | None = None
+    with rc.open_binlog(path) as reader:
+        for event in reader:
+            if isinstance(event, GtidEvent):
+                gtid = event.gtid
+            if not isinstance(event, RowsEvent):
+                continue
+            where = reader.event_position
+            assert where is not None
+            builder.add(event, where.file, where.pos, gtid)
+            expected.extend(_expected_rows(event, where.file, where.pos, gtid))
+            multi_row_events += len(getattr(event, "rows", ())) > 1
+            _drain(builder, got)
+    _drain(builder, got, last=True)
+    return got, expected, multi_row_events
 
 
 @pytest.mark.parametrize("batch_rows", [changelog.BATCH_ROWS, 7])
@@ -79,28 +92,16 @@ def test_every_row_of_the_real_binlogs_has_its_events_columns(
     monkeypatch.setattr(changelog, "BATCH_ROWS", batch_rows)
     checked = 0
     multi_row_events = 0
-    for path in _fixtures():
-        builder = ChangelogBuilder()
-        got: list[dict[str, Any]] = []
-        expected: list[dict[str, Any]] = []
-        gtid: str | None = None
-        with rc.open_binlog(path) as reader:
-            for event in reader:
-                if isinstance(event, GtidEvent):
-                    gtid = event.gtid
-                if not isinstance(event, RowsEvent):
-                    continue
-                where = reader.event_position
-                assert where is not None
-                builder.add(event, where.file, where.pos, gtid)
-                expected.extend(_expected_rows(event, where.file, where.pos, gtid))
-                multi_row_events += len(getattr(event, "rows", ())) > 1
-                _drain(builder, got)
-        _drain(builder, got, last=True)
+    for path in _readable_fixtures():
+        try:
+            got, expected, multi = _changelog_of(path)
+        except rc.ReplicaError:
+            continue  # files this decoder refuses: tests/fixtures_walk
         assert len(got) == len(expected), path
         for row, want in zip(got, expected, strict=True):
             assert {k: row[k] for k in want} == want, path
         checked += len(got)
+        multi_row_events += multi
     assert checked > 10_000
     assert multi_row_events > 100
 
