@@ -43,4 +43,11 @@ if [ "$#" -eq 0 ]; then
         tests/binlog tests/fixtures_walk tests/integration/test_oracle_files.py \
         tests/integration/test_generated_oracle.py tests/wire \
         tests/aio tests/test_session.py
+
+    # The streaming suites again on uvloop's event loop (a common production
+    # choice): its transports are not asyncio's classes, and reading, pausing
+    # and closing follow libuv's timing.
+    echo "== pytest (the streaming suites on uvloop)"
+    REPLICA_CLIENT_TEST_LOOP=uvloop python3 -m pytest -q -p no:cacheprovider \
+        tests/aio tests/integration tests/faults tests/test_snapshot.py
 fi

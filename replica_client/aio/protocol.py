@@ -17,7 +17,7 @@ import asyncio
 import ssl
 from collections import deque
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, cast
 
 from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
 from ..session import END, NEED_DATA, ReplicaSession, StreamItem
@@ -76,8 +76,8 @@ class ReplicaProtocol(asyncio.Protocol):
     # -- asyncio callbacks --------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # (not an isinstance check: uvloop's transports do not derive from asyncio's)
+        self._transport = cast(asyncio.Transport, transport)
         self._last_rx = self._loop.time()
         self._arm_watchdog()
 
