@@ -35,14 +35,13 @@ from typing import Final, Literal, cast
 
 from .accel import constructor
 from .binlog.constants import (
-    CHECKSUM_LEN,
     EVENT_HEADER_LEN,
     HEARTBEAT_TYPES,
     BinlogChecksumAlg,
     EventFlag,
     EventType,
 )
-from .binlog.decoder import EventDecoder
+from .binlog.decoder import EventDecoder, whole_event_head
 from .binlog.events import (
     Event,
     GtidEvent,
@@ -50,7 +49,7 @@ from .binlog.events import (
     TransactionPayloadEvent,
     event_type_name,
 )
-from .binlog.header import checksum_holds, unpack_header
+from .binlog.header import unpack_header
 from .binlog.transactions import PLACE_SPECIAL, Checkpoint, TransactionTracker
 from .config import DecoderOptions
 from .errors import FailoverError, MalformedEventError, ProtocolError, StateError
@@ -96,11 +95,11 @@ def _receipt_checked(payloads: list[bytes], crc32: bool) -> bool:
     What a replica checks of events it receives before it may ACK them
     (``ack_mode="receipt"``); the decoder checks everything again.
     """
+    crc_mode = 2 if crc32 else 0
     for payload in payloads:
-        event = memoryview(payload)[3:]  # after the semi-sync header
-        if len(event) < EVENT_HEADER_LEN or unpack_header(event, 0)[1] in _MOVES_PLACE:
-            return False
-        if crc32 and not checksum_holds(event, len(event) - CHECKSUM_LEN):
+        # (after the semi-sync header; this runs before every receipt ACK)
+        header = whole_event_head(memoryview(payload)[3:], crc_mode)
+        if header is None or header[1] in _MOVES_PLACE:
             return False
     return True
 

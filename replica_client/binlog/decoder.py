@@ -132,7 +132,14 @@ from .query_events import (
 )
 from .rows_events import ROWS_EVENT_TYPES, TableMaps, decode_rows, decode_table_map_event
 
-__all__ = ["DECODERS", "DispatchEntry", "EventDecoder", "OnDecoder", "OnTables"]
+__all__ = [
+    "DECODERS",
+    "DispatchEntry",
+    "EventDecoder",
+    "OnDecoder",
+    "OnTables",
+    "whole_event_head",
+]
 
 E = EventType
 
@@ -157,6 +164,31 @@ _event_head: Final[Callable[[memoryview, int], EventHeader | None] | None] = (
 if _sp is not None:
     _sp.event_head_setup(EventHeader, zlib.crc32)
 _SLOW: Final = -1  # _fast_mode: take the Python path
+
+
+def _whole_event_head_py(view: memoryview, crc_mode: int) -> EventHeader | None:
+    n = len(view)
+    if n < EVENT_HEADER_LEN:
+        return None
+    header: EventHeader = _new_header(EventHeader, unpack_header(view, 0))
+    if header[1] == _FDE_CODE or header[3] != n:
+        return None
+    if crc_mode and n < EVENT_HEADER_LEN + CHECKSUM_LEN:
+        return None
+    if crc_mode == 2 and not checksum_holds(view, n - CHECKSUM_LEN):
+        return None
+    return header
+
+
+#: ``whole_event_head(view, crc_mode)``: the header of one whole event whose size
+#: field is its length, and whose CRC32 trailer holds (``crc_mode`` 0: no trailer,
+#: 1: a trailer not verified, 2: verified); None for anything else and for a
+#: FORMAT_DESCRIPTION_EVENT (which says itself whether it has a trailer). What
+#: decode() takes without its Python prologue: the accelerator's ``event_head``
+#: when it is built.
+whole_event_head: Final[Callable[[memoryview, int], EventHeader | None]] = (
+    _event_head if _event_head is not None else _whole_event_head_py
+)
 
 # Malformed bytes surface as these from struct/slicing/int/str helpers; the
 # decode boundary turns them into MalformedEventError with context.

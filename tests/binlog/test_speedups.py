@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from replica_client import accel
 from replica_client.binlog import events, rowplan
 from replica_client.binlog.constants import ColumnType as T
-from replica_client.binlog.decoder import _DECODE_ERRORS
+from replica_client.binlog.decoder import _DECODE_ERRORS, _whole_event_head_py
 from replica_client.binlog.events import ColumnInfo, TableMapEvent
 from replica_client.binlog.header import EventHeader
 from replica_client.binlog.rows import RowDecoder
@@ -201,8 +201,13 @@ def _forms(raw: bytes) -> Iterator[bytes | bytearray | memoryview]:
 
 
 def _same_head(raw: bytes, crc_mode: int) -> EventHeader | None:
-    """event_head on every buffer form of ``raw`` equals the reference; returns it."""
+    """event_head on every buffer form of ``raw`` equals the reference; returns it.
+
+    So does the Python path of ``whole_event_head`` (what runs without the
+    accelerator: the receipt checks of semi-sync ACKs).
+    """
     want = _reference_head(raw, crc_mode)
+    assert _whole_event_head_py(memoryview(raw), crc_mode) == want
     for data in _forms(raw):
         got: EventHeader | None = _accelerator().event_head(data, crc_mode)
         assert got == want, (type(data).__name__, len(raw), crc_mode)
