@@ -6,6 +6,8 @@ Usage (from the repository root)::
     python3 -m benchmarks.latency --commits 500
     python3 -m benchmarks.latency --server mariadb-11.8    # or mysql-9.7
     python3 -m benchmarks.latency --style changes          # a changes() consumer
+    python3 -m benchmarks.latency --loop uvloop            # every ACKer on uvloop's loop
+    python3 -m benchmarks.latency --pause-ms 2             # semi-sync commits 2 ms apart
 
 1. **Live latency**: ``replica_client.connect(..., blocking=True)`` follows the
    primary; a writer process commits single-row transactions one at a time
@@ -26,7 +28,13 @@ Usage (from the repository root)::
    reads: the part of (a)'s latency any asyncio ACKer pays. The four ACKers
    take turns (``--rounds``, the order turning each round), so that drift
    over the run does not favour one of them. ``Rpl_semi_sync_master_no_tx`` must not move:
-   a commit that timed out waiting for its ACK would count there.
+   a commit that timed out waiting for its ACK would count there. The writer
+   pauses ``--pause-ms`` (0.5 ms) between commits: at that pace (about 1,500
+   commits/s) replica_client's decoding of each transaction shares the two
+   cores with the primary and the writer; the bare client decodes nothing.
+
+``--loop uvloop`` runs the event loop of (a), (c) and the live measurement on
+uvloop instead of asyncio's own loop (the ``[test]`` extra installs it).
 
 Prints p50/p90/p99/max and the ratios of (a) and (c) to (b); ``--json`` writes them.
 """
@@ -44,8 +52,9 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pymysql
 
@@ -56,6 +65,8 @@ from replica_client.testing.server import MariaDBServer, ServerVariant
 from . import workload
 
 __all__ = ["main"]
+
+_T = TypeVar("_T")
 
 _DDL = "CREATE TABLE bench.lat (id INT PRIMARY KEY, note VARCHAR(40), at DATETIME(6))"
 
@@ -131,8 +142,9 @@ async def _live(args: dict[str, Any], dsn: dict[str, Any], first: int, count: in
     return [(seen[i] - t0) / 1e6 for i, t0, _ in stamps if i in seen]
 
 
-def _commit_latencies(dsn: dict[str, Any], first: int, count: int) -> list[float]:
-    proc, recv = _spawn_writer(dsn, first, count, 0.0005)
+def _commit_latencies(dsn: dict[str, Any], first: int, count: int, pause: float) -> list[float]:
+    """Commit ``count`` single-row transactions, ``pause`` s apart; their round trips (ms)."""
+    proc, recv = _spawn_writer(dsn, first, count, pause)
     stamps = recv.recv()
     proc.join()
     return [commit_ns / 1e6 for _, _, commit_ns in stamps]
@@ -261,8 +273,7 @@ class _AsyncioAcker(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         buf = self._buf
@@ -275,7 +286,7 @@ class _AsyncioAcker(asyncio.Protocol):
 
 
 async def _asyncio_bare_round(
-    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int
+    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int, pause: float
 ) -> tuple[list[float], dict[str, int]]:
     conn, current = _bare_dump(args)
     loop = asyncio.get_running_loop()
@@ -284,7 +295,7 @@ async def _asyncio_bare_round(
     )
     await asyncio.sleep(0.3)
     before = _semi_sync_status(srv)
-    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
+    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n, pause)
     after = _semi_sync_status(srv)
     transport.abort()
     return ms, _delta(before, after)
@@ -296,7 +307,7 @@ _ACKERS = ("semi_sync_bare", "semi_sync_bare_asyncio", "semi_sync_rc", "semi_syn
 
 
 def _bare_round(
-    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int
+    srv: MariaDBServer, args: dict[str, Any], dsn: dict[str, Any], base: int, n: int, pause: float
 ) -> tuple[list[float], dict[str, int]]:
     stop, ready = threading.Event(), threading.Event()
     bare = threading.Thread(target=_bare_acker, args=(args, stop, ready), daemon=True)
@@ -304,7 +315,7 @@ def _bare_round(
     ready.wait(10)
     time.sleep(0.3)
     before = _semi_sync_status(srv)
-    ms = _commit_latencies(dsn, base, n)
+    ms = _commit_latencies(dsn, base, n, pause)
     after = _semi_sync_status(srv)
     stop.set()
     bare.join()
@@ -317,6 +328,7 @@ async def _rc_round(
     dsn: dict[str, Any],
     base: int,
     n: int,
+    pause: float,
     ack_mode: str,
     style: str,
 ) -> tuple[list[float], dict[str, int]]:
@@ -325,7 +337,7 @@ async def _rc_round(
     await asyncio.wait_for(ready.wait(), 10)
     await asyncio.sleep(0.3)
     before = _semi_sync_status(srv)
-    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n)
+    ms = await asyncio.to_thread(_commit_latencies, dsn, base, n, pause)
     after = _semi_sync_status(srv)
     stop.set()
     await task
@@ -367,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--server", choices=sorted(_SERVERS), default="mariadb")
     parser.add_argument("--style", choices=["events", "changes"], default="events")
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
+    parser.add_argument(
+        "--pause-ms", type=float, default=0.5, help="the semi-sync writer's pause between commits"
+    )
     parser.add_argument(
         "--rounds", type=int, default=4, help="semi-sync rounds per ACKer, interleaved"
     )
@@ -375,7 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     n = opts.commits
     srv = MariaDBServer(_SERVERS[opts.server])
     srv.start()
-    results: dict[str, Any] = {"server": srv.version, "style": opts.style}
+    results: dict[str, Any] = {"server": srv.version, "style": opts.style, "loop": opts.loop}
+    run = _runner(opts.loop)
+    pause = opts.pause_ms / 1000
+    results["pause_ms"] = opts.pause_ms
     try:
         password = secrets.token_hex(8)
         srv.create_user(workload.BENCH_USER, password)
@@ -391,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         # 1. live latency, semi-sync off
         _set_semi_sync(srv, False)
-        live = asyncio.run(_live({**args, "server_id": 201}, dsn, 0, n))
+        live = run(_live({**args, "server_id": 201}, dsn, 0, n))
         results["live_ms"] = _stats(live)
         # 2. semi-sync commit latency: the bare ACKer and replica_client in both
         # ACK modes, in interleaved rounds (the order turning each round) so that
@@ -407,20 +426,25 @@ def main(argv: list[str] | None = None) -> int:
                 sid = 202 + 10 * r + k
                 base = 100_000 * (1 + r) + 10_000 * k
                 if key == "semi_sync_bare":
-                    ms, delta = _bare_round(srv, {**args, "server_id": sid}, dsn, base, per_round)
+                    ms, delta = _bare_round(
+                        srv, {**args, "server_id": sid}, dsn, base, per_round, pause
+                    )
                 elif key == "semi_sync_bare_asyncio":
-                    ms, delta = asyncio.run(
-                        _asyncio_bare_round(srv, {**args, "server_id": sid}, dsn, base, per_round)
+                    ms, delta = run(
+                        _asyncio_bare_round(
+                            srv, {**args, "server_id": sid}, dsn, base, per_round, pause
+                        )
                     )
                 else:
                     ack_mode = "auto" if key == "semi_sync_rc" else "receipt"
-                    ms, delta = asyncio.run(
+                    ms, delta = run(
                         _rc_round(
                             srv,
                             {**args, "server_id": sid},
                             dsn,
                             base,
                             per_round,
+                            pause,
                             ack_mode,
                             opts.style,
                         )
@@ -432,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             results[f"{key}_ms"] = _stats(samples[key])
             results[f"{key}_status"] = status[key]
         _set_semi_sync(srv, False)
-        results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n))
+        results["async_commit_ms"] = _stats(_commit_latencies(dsn, 30_000, n, pause))
     finally:
         srv.close()
     ratio = results["semi_sync_rc_ms"]["p50"] / results["semi_sync_bare_ms"]["p50"]
@@ -478,6 +502,19 @@ def main(argv: list[str] | None = None) -> int:
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=2))
     return 0
+
+
+def _runner(loop: str) -> Callable[[Coroutine[Any, Any, _T]], _T]:
+    """``asyncio.run`` on the event loop asked for."""
+    if loop == "asyncio":
+        return asyncio.run
+    import uvloop
+
+    def run(coro: Coroutine[Any, Any, _T]) -> _T:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(coro)
+
+    return run
 
 
 def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
