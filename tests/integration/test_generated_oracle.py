@@ -26,7 +26,7 @@ from replica_client.changes import Change
 from replica_client.jsonvalues import json_row
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import DatabaseServer, ServerVariant
-from tests import oracle
+from tests import loops, oracle
 from tests.gen_oracle.run import Outcome, Workload, compare, run_workload, tool_counts
 from tests.integration._stream_support import config_for, repl_user
 
@@ -135,7 +135,7 @@ def _one_seed(srv: DatabaseServer, seed: int, only: frozenset[str] | None = None
     from_files = _decode_files(srv, files)
     results: dict[str, Outcome] = {
         "files": compare(from_files, wl, flavor),
-        "network": compare(asyncio.run(_decode_network(srv, first.name, wl)), wl, flavor),
+        "network": compare(loops.run(_decode_network(srv, first.name, wl)), wl, flavor),
     }
     for path, outcome in results.items():
         problems += [f"[{path}] {m}" for m in outcome.mismatches]

@@ -40,7 +40,7 @@ from replica_client.changes import Change
 from replica_client.snapshot import SnapshotState
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import DatabaseServer, ServerVariant
-from tests import oracle
+from tests import loops, oracle
 from tests.gen_oracle.run import run_workload
 from tests.integration._stream_support import next_server_id
 
@@ -118,7 +118,7 @@ def test_snapshot_reads_equal_decoded_rows(
         conn = oracle.connect(srv.host, srv.port, srv.user, srv.password)
         try:
             wl = run_workload(srv, conn, seed)
-            reads, copied = asyncio.run(_read_then_copy(srv, conn, wl.database))
+            reads, copied = loops.run(_read_then_copy(srv, conn, wl.database))
         finally:
             conn.close()
             srv.sql(f"SET GLOBAL binlog_row_metadata = '{srv.variant.row_metadata}'")
@@ -322,7 +322,7 @@ def test_snapshot_seam_under_writers_with_crash(
     writer.start()
     try:
         first = _config(srv, snapshot=mode, snapshot_tables=_TABLES, snapshot_chunk_rows=150)
-        mirror, state = asyncio.run(_consume(first, _Mirror(), _ROWS // 2, over))
+        mirror, state = loops.run(_consume(first, _Mirror(), _ROWS // 2, over))
         assert state is not None and state.reading is not None, "the crash came after the snapshot"
         crashed_at = dict(mirror.counts)
         resumed = _config(srv, snapshot=state, snapshot_chunk_rows=150)
@@ -338,7 +338,7 @@ def test_snapshot_seam_under_writers_with_crash(
             srv.sql("INSERT INTO snap.done VALUES (1)")
             return (await task)[0]
 
-        final = asyncio.run(finish())
+        final = loops.run(finish())
     finally:
         stop.set()
         writer.join()
@@ -390,11 +390,11 @@ def test_snapshot_refuses_what_it_cannot_do(
 
     nokey, absent = "snap_err.nokey", "snap_err.absent"
     with pytest.raises(rc.SnapshotError, match=r"no primary key.*snapshot='consistent'"):
-        asyncio.run(first_changes(_config(srv, snapshot="chunked", snapshot_tables=nokey)))
+        loops.run(first_changes(_config(srv, snapshot="chunked", snapshot_tables=nokey)))
     with pytest.raises(rc.SnapshotError, match=r"not found: snap_err\.absent"):
-        asyncio.run(first_changes(_config(srv, snapshot=True, snapshot_tables=absent)))
+        loops.run(first_changes(_config(srv, snapshot=True, snapshot_tables=absent)))
     # Consistent mode reads a table without a key whole, duplicates included.
-    reads = asyncio.run(first_changes(_config(srv, snapshot=True, snapshot_tables=nokey)))
+    reads = loops.run(first_changes(_config(srv, snapshot=True, snapshot_tables=nokey)))
     assert sorted((c.op, c.after["a"], c.after["b"]) for c in reads if c.after) == [
         ("read", 1, "x"),
         ("read", 1, "x"),
@@ -404,7 +404,7 @@ def test_snapshot_refuses_what_it_cannot_do(
         srv.sql("SET GLOBAL binlog_row_metadata = 'NO_LOG'")
         try:
             with pytest.raises(rc.SnapshotError, match="binlog_row_metadata=NO_LOG"):
-                asyncio.run(first_changes(_config(srv, snapshot=True)))
+                loops.run(first_changes(_config(srv, snapshot=True)))
         finally:
             srv.sql(f"SET GLOBAL binlog_row_metadata = '{srv.variant.row_metadata}'")
 
@@ -472,7 +472,7 @@ def test_snapshot_reads_a_table_again_after_its_ddl(
             await asyncio.sleep(0.05)
         await asyncio.to_thread(srv.sql, "INSERT INTO snap_ddl.done VALUES (1)")
 
-    rows, reads = asyncio.run(run())
+    rows, reads = loops.run(run())
     counts = Counter(r[0] for r in reads)
     print(f"{name} {mode}: reads per table {dict(counts)}")
     again = [r for r in reads if r[0] == altered][-600:]  # the last read of the altered table
@@ -561,7 +561,7 @@ def test_snapshot_table_on_demand_while_streaming(
         await asyncio.to_thread(srv.sql, "INSERT INTO snap.done VALUES (1)")
 
     try:
-        mirror = asyncio.run(run())
+        mirror = loops.run(run())
     finally:
         stop.set()
         if writer.is_alive():
@@ -602,7 +602,7 @@ def test_truncate_of_a_half_read_table_raises(
         return reads
 
     with pytest.raises(rc.SnapshotError, match=r"TRUNCATE of snap_tr\.a while its snapshot"):
-        asyncio.run(run())
+        loops.run(run())
 
 
 @pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-9.7"])
@@ -628,7 +628,7 @@ def test_a_lost_snapshot_connection_is_a_replica_error(
     # (ConnectionLostError when the kill lands between statements; a query it interrupts
     # may first get the server's own "killed" error, a ServerError.)
     with pytest.raises((rc.ConnectionLostError, rc.ServerError)):
-        asyncio.run(run())
+        loops.run(run())
     if srv.variant.flavor == "mysql":
         # Without RELOAD the read point cannot be taken: the server's refusal, typed.
         srv.create_user(
@@ -636,6 +636,6 @@ def test_a_lost_snapshot_connection_is_a_replica_error(
         )
         try:
             with pytest.raises(rc.ServerError, match="RELOAD"):
-                asyncio.run(run())
+                loops.run(run())
         finally:
             _server(mariadb_primary_factory, name)
