@@ -49,7 +49,7 @@ from .binlog.events import (
     TransactionPayloadEvent,
     event_type_name,
 )
-from .binlog.header import unpack_header
+from .binlog.header import EventHeader
 from .binlog.transactions import PLACE_SPECIAL, Checkpoint, TransactionTracker
 from .config import DecoderOptions
 from .errors import FailoverError, MalformedEventError, ProtocolError, StateError
@@ -89,19 +89,21 @@ END: Final = _Signal.END
 _MOVES_PLACE: Final = PLACE_SPECIAL - HEARTBEAT_TYPES
 
 
-def _receipt_checked(payloads: list[bytes], crc32: bool) -> bool:
-    """Semi-sync event packets whose checksums hold and that keep the stream's place.
+def _receipt_checked(payloads: list[bytes], crc32: bool) -> EventHeader | None:
+    """The header of the last of ``payloads`` (semi-sync event packets) when every
+    one's checksum holds and none moves the stream's place; None otherwise.
 
     What a replica checks of events it receives before it may ACK them
     (``ack_mode="receipt"``); the decoder checks everything again.
     """
     crc_mode = 2 if crc32 else 0
+    header = None
     for payload in payloads:
         # (after the semi-sync header; this runs before every receipt ACK)
         header = whole_event_head(memoryview(payload)[3:], crc_mode)
         if header is None or header[1] in _MOVES_PLACE:
-            return False
-    return True
+            return None
+    return header
 
 
 _GTID_LIST: Final = int(EventType.GTID_LIST_EVENT)
@@ -534,13 +536,13 @@ class ReplicaSession:
                 return
             framed.extend(payloads)
             self._framed_bytes += sum(map(len, payloads))
-            if early:
-                early = _receipt_checked(payloads, machine.crc32)
+            last = _receipt_checked(payloads, machine.crc32) if early else None
+            early = last is not None
             if not (semi and semi_sync_ack_requested(payloads[-1])):
                 return  # framing stopped for another reason than an event to ACK
             machine.expect_sequence_reset()
-            if early:
-                self._ack_early(payloads[-1])
+            if last is not None:
+                self._ack_early(payloads[-1], last)
             limit -= len(payloads)
             if limit <= 0:
                 return
@@ -618,14 +620,15 @@ class ReplicaSession:
             bytes(payload[offset:]) if self._keep_raw else None,
         )
 
-    def _ack_early(self, payload: bytes) -> None:
-        """ACK a flagged event framed after checked events only, before decoding them.
+    def _ack_early(self, payload: bytes, header: EventHeader) -> None:
+        """ACK a flagged event (``payload``, whose ``header`` was checked) framed after
+        checked events only, before decoding them.
 
         The tracker's file is the event's own (no ROTATE or FORMAT_DESCRIPTION
         among them) and its end is its header's ``log_pos``: the place
         :meth:`TransactionTracker.step` would give it.
         """
-        _, type_code, _, _, log_pos, _ = unpack_header(payload, 3)
+        _, type_code, _, _, log_pos, _ = header
         if log_pos and type_code not in PLACE_SPECIAL:
             self._machine.send_raw_command(build_semisync_ack(file=self._t.file, position=log_pos))
             self._early_acks.append(payload)

@@ -251,9 +251,7 @@ _ZEROS: Final = array("i", bytes(4 << 16))
 assert _NUMBERS.itemsize == 4  # Arrow's int32
 
 # Where in a builder's ``_events`` entry each column shared by an event's rows is.
-_E_ROWS, _E_OP, _E_DB, _E_TABLE, _E_GTID, _E_SID, _E_FILE, _E_POS, _E_TS, _E_SEQ, _E_NUMBERED = (
-    range(11)
-)
+_E_ROWS, _E_OP, _E_DB, _E_TABLE, _E_GTID, _E_SID, _E_FILE, _E_POS, _E_TS, _E_SEQ = range(10)
 #: The schema's columns shared by the rows of one event: (column, place in the entry).
 _SHARED: Final = (
     (0, _E_OP), (1, _E_DB), (2, _E_TABLE), (6, _E_GTID), (7, _E_SID), (8, _E_FILE),
@@ -331,7 +329,7 @@ class ChangelogBuilder:
         header = event.header
         self._events.append(
             (n, op, table.schema, table.table, gtid, header.server_id, file, pos,
-             header.timestamp * 1_000_000, sequence(file, pos, 0), True)
+             header.timestamp * 1_000_000, sequence(file, pos, 0))
         )  # fmt: skip
         self.rows += n
 
@@ -361,7 +359,7 @@ class ChangelogBuilder:
         c_before.extend([None] * n)
         self._events.append(
             (n, "r", db, table, gtid, 0, file, pos, int(at.timestamp() * 1_000_000),
-             sequence(file, pos, 0), False)
+             sequence(file, pos, 0))
         )  # fmt: skip
         self.rows += n
 
@@ -386,7 +384,7 @@ class ChangelogBuilder:
             owner += array("i", (i,)) * n
             counted = _NUMBERS[:n] if n <= spare else array("i", range(n))
             numbers += counted
-            if entry[_E_NUMBERED]:
+            if entry[_E_OP] != "r":  # a snapshot read's rows share its point's seq
                 offsets += counted
             else:
                 offsets += _ZEROS[:n] if n <= spare else array("i", bytes(4 * n))
