@@ -29,7 +29,15 @@ from typing import Any
 from .binlog.events import JSON_NULL, Geometry, InvalidDate, InvalidDatetime
 from .changes import Change
 
-__all__ = ["OP_CODES", "change_envelope", "decimal_text", "json_row", "json_value", "time_text"]
+__all__ = [
+    "OP_CODES",
+    "change_envelope",
+    "decimal_text",
+    "json_row",
+    "json_value",
+    "set_labels",
+    "time_text",
+]
 
 #: Change.op -> the one-letter code of the envelope.
 OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
@@ -56,6 +64,11 @@ def decimal_text(value: Decimal) -> str:
     return text if "E" not in text else format(value, "f")
 
 
+def set_labels(value: frozenset[Any] | set[Any]) -> list[Any]:
+    """A SET value's JSON form: its labels' forms, sorted."""
+    return sorted(json_value(v) for v in value)
+
+
 def json_value(value: Any) -> Any:
     """A JSON-serialisable form of one decoded value."""
     if value is None or value is JSON_NULL:
@@ -75,7 +88,7 @@ def json_value(value: Any) -> Any:
     if isinstance(value, Geometry):
         return {"srid": value.srid, "wkb": base64.b64encode(value.wkb).decode("ascii")}
     if isinstance(value, (set, frozenset)):
-        return sorted(json_value(v) for v in value)
+        return set_labels(value)
     if isinstance(value, dict):
         return {str(k): json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

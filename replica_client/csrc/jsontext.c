@@ -5,12 +5,13 @@
  * The rules stay in Python. Strings are quoted by the function the caller
  * passes (json's own ``encode_basestring``); every value that is not an exact
  * None, bool, int, float or str goes through the caller's function for its
- * type (``forms``, a dict keyed by exact type) or else its ``default``. An
- * image holding anything else (a container, a subclass of those types, a
- * result that is not one of them), and every image of a table naming a column
- * twice, is not written here: its place in the result is None and the caller
- * writes it in Python. tests/spark/test_changelog_json.py compares both
- * writers.
+ * type (``forms``, a dict keyed by exact type) or else its ``default``; a
+ * form may give a list of such scalars (a SET's sorted labels), written as a
+ * JSON array. An image holding anything else (a container or a subclass of
+ * those types without a form, a result that is none of them), and every image
+ * of a table naming a column twice, is not written here: its place in the
+ * result is None and the caller writes it in Python.
+ * tests/spark/test_changelog_json.py compares both writers.
  *
  * Two shortcuts, each taken only where it gives what the call it saves gives:
  * - a string of one-byte characters none of which ``quote`` changes is written
@@ -23,8 +24,9 @@
 #include <datetime.h>
 #include <math.h>
 
-/* '"' around strings, '}' after the last value: one object each */
-static PyObject *dquote = NULL, *brace = NULL;
+/* '"' around strings, '}' after the last value, '[' ',' ']' around and between the
+ * items of an array: one object each */
+static PyObject *dquote = NULL, *brace = NULL, *lbracket = NULL, *comma = NULL, *rbracket = NULL;
 /* datetime.isoformat and date.isoformat, to recognise them among the forms. */
 static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
 
@@ -33,7 +35,11 @@ int jsontext_init(void) {
     if (PyDateTimeAPI == NULL) return -1;
     dquote = PyUnicode_InternFromString("\"");
     brace = PyUnicode_InternFromString("}");
-    if (dquote == NULL || brace == NULL) return -1;
+    lbracket = PyUnicode_InternFromString("[");
+    comma = PyUnicode_InternFromString(",");
+    rbracket = PyUnicode_InternFromString("]");
+    if (dquote == NULL || brace == NULL || lbracket == NULL || comma == NULL || rbracket == NULL)
+        return -1;
     datetime_isoformat =
         PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType, "isoformat");
     date_isoformat = PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateType, "isoformat");
@@ -116,17 +122,19 @@ static PyObject *iso_text(PyObject *v, PyObject *form) {
     return PyUnicode_FromStringAndSize(buf, p - buf);
 }
 
-/* Append `key` and the JSON text of the exact str `s`: `s` between quotes where
- * quote(s) is that (`plain`, derived from `quote`), else quote(s). -1 on error. */
+/* Append `key` (unless NULL) and the JSON text of the exact str `s`: `s` between
+ * quotes where quote(s) is that (`plain`, derived from `quote`), else quote(s).
+ * -1 on error. */
 static int append_string(PyObject *pieces, PyObject *key, PyObject *s, PyObject *quote) {
+    if (key != NULL && PyList_Append(pieces, key) < 0) return -1;
     if (quotes_plainly(s))
-        return PyList_Append(pieces, key) < 0 || PyList_Append(pieces, dquote) < 0 ||
-                       PyList_Append(pieces, s) < 0 || PyList_Append(pieces, dquote) < 0
+        return PyList_Append(pieces, dquote) < 0 || PyList_Append(pieces, s) < 0 ||
+                       PyList_Append(pieces, dquote) < 0
                    ? -1
                    : 0;
     PyObject *q = PyObject_CallOneArg(quote, s);
     if (q == NULL) return -1;
-    int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, q) < 0;
+    int failed = PyList_Append(pieces, q) < 0;
     Py_DECREF(q);
     return failed ? -1 : 0;
 }
@@ -148,6 +156,32 @@ static PyObject *scalar_text(PyObject *v) {
     return NULL;
 }
 
+/* Append `key` and the JSON text of the exact list `items` (a form's result, such
+ * as a SET's sorted labels): 1 when done, 0 when an item is not an exact str or a
+ * scalar (the caller's writer takes the image), -1 on error. Nothing is appended
+ * when it returns 0. */
+static int append_array(PyObject *pieces, PyObject *key, PyObject *items, PyObject *quote) {
+    Py_ssize_t n = PyList_GET_SIZE(items), start = PyList_GET_SIZE(pieces);
+    if (PyList_Append(pieces, key) < 0 || PyList_Append(pieces, lbracket) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (i && PyList_Append(pieces, comma) < 0) return -1;
+        if (PyUnicode_CheckExact(item)) {
+            if (append_string(pieces, NULL, item, quote) < 0) return -1;
+            continue;
+        }
+        PyObject *text = scalar_text(item);
+        if (text == NULL) {
+            if (PyErr_Occurred()) return -1;
+            return PyList_SetSlice(pieces, start, PyList_GET_SIZE(pieces), NULL) < 0 ? -1 : 0;
+        }
+        int failed = PyList_Append(pieces, text) < 0;
+        Py_DECREF(text);
+        if (failed) return -1;
+    }
+    return PyList_Append(pieces, rbracket) < 0 ? -1 : 1;
+}
+
 /* Append `key` and the JSON text of `v`: 1 when done, 0 when `v` is for the
  * caller's writer (a container, a subclass, a form giving neither), -1 on error. */
 static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
@@ -156,11 +190,15 @@ static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *
     PyObject *text = scalar_text(v);
     if (text == NULL) {
         if (PyErr_Occurred()) return -1;
-        if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
-            PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
-            return 0;
+        /* the form of the value's exact type (a SET's frozenset has one); without
+         * one, containers and subclasses of the native types are the caller's */
         PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
-        if (form == NULL && PyErr_Occurred()) return -1;
+        if (form == NULL) {
+            if (PyErr_Occurred()) return -1;
+            if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
+                PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
+                return 0;
+        }
         text = form != NULL ? iso_text(v, form) : NULL;
         if (text == NULL) {
             if (PyErr_Occurred()) return -1;
@@ -168,6 +206,11 @@ static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *
             if (r == NULL) return -1;
             if (PyUnicode_CheckExact(r)) {
                 int done = append_string(pieces, key, r, quote) < 0 ? -1 : 1;
+                Py_DECREF(r);
+                return done;
+            }
+            if (PyList_CheckExact(r)) {
+                int done = append_array(pieces, key, r, quote);
                 Py_DECREF(r);
                 return done;
             }

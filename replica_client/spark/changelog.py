@@ -53,7 +53,7 @@ import pyarrow as pa
 
 from ..accel import speedups
 from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
-from ..jsonvalues import decimal_text, json_value, time_text
+from ..jsonvalues import decimal_text, json_value, set_labels, time_text
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -113,6 +113,7 @@ _FAST_DEFAULT: Final[dict[type, Callable[[Any], Any]]] = {
     dt.date: dt.date.isoformat,
     bytes: _base64,
     dt.timedelta: time_text,
+    frozenset: set_labels,
 }
 
 

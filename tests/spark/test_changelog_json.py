@@ -63,9 +63,13 @@ _MAPPED: list[Any] = [
     _Stamp(2024, 5, 6, 7, 8, 9),
     dt.timedelta(hours=-838, minutes=-59), dt.timedelta(microseconds=5),
     b"", b"\x00\xff", bytearray(b"ab"), JSON_NULL,
+    # SET values: their sorted labels, written as an array
+    frozenset({"a", "b"}), frozenset(), frozenset({"ünï", 'q"t', "a\\b", "\x01", "plain"}),
+    frozenset({3, 1, 2}), frozenset({1.5, -2}), frozenset({Decimal("1.50"), Decimal("-3")}),
 ]  # fmt: skip
 _LEFT_TO_PYTHON: list[Any] = [
-    (1, 2), [1, "x"], {"k": Decimal("1")}, frozenset({"a", "b"}), InvalidDate(0, 0, 0),
+    (1, 2), [1, "x"], {"k": Decimal("1")}, frozenset({(1,)}), set(),
+    InvalidDate(0, 0, 0),
     Geometry(4326, b"\x01"), _Text("sub"), _Level.LOW,
 ]  # fmt: skip
 
