@@ -285,6 +285,68 @@ static PyObject *key_texts(PyObject *names, PyObject *quote) {
     return keys;
 }
 
+/* What json_images needs of (names, columns, quote), built once per such triple:
+ * (keys, at, unique): `keys` from key_texts (None when not unique), `at` the
+ * row indexes of the columns written (a bytes object of Py_ssize_t), `unique`
+ * whether no name is written twice. A table's rows events repeat the same
+ * triple, and building it costs more than writing a one-row event's image. */
+static PyObject *layouts = NULL; /* (names, columns, quote) -> (keys, at, unique) */
+#define LAYOUTS_MAX 512 /* entries; the cache starts again empty when full */
+
+static PyObject *new_layout(PyObject *names, PyObject *columns, PyObject *quote) {
+    Py_ssize_t width = columns == Py_None ? PyTuple_GET_SIZE(names) : PyTuple_GET_SIZE(columns);
+    PyObject *at = PyBytes_FromStringAndSize(NULL, (width > 0 ? width : 1) * sizeof(Py_ssize_t));
+    PyObject *written = at ? PyTuple_New(width) : NULL; /* the names written, in order */
+    PyObject *keys = NULL, *layout = NULL;
+    if (written == NULL) goto done;
+    Py_ssize_t *index = (Py_ssize_t *)PyBytes_AS_STRING(at);
+    for (Py_ssize_t j = 0; j < width; j++) {
+        Py_ssize_t i = j;
+        if (columns != Py_None) {
+            i = PyLong_AsSsize_t(PyTuple_GET_ITEM(columns, j));
+            if (i == -1 && PyErr_Occurred()) goto done;
+            if (i < 0 || i >= PyTuple_GET_SIZE(names)) {
+                PyErr_SetString(PyExc_IndexError, "a column index is out of the names' range");
+                goto done;
+            }
+        }
+        index[j] = i;
+        PyTuple_SET_ITEM(written, j, Py_NewRef(PyTuple_GET_ITEM(names, i)));
+    }
+    /* a name twice: a dict keeps one key (the last value), this writer would
+     * write both; every image goes to the caller's writer */
+    PyObject *distinct = PySet_New(written);
+    if (distinct == NULL) goto done;
+    int unique = PySet_GET_SIZE(distinct) == width;
+    Py_DECREF(distinct);
+    keys = unique ? key_texts(written, quote) : Py_NewRef(Py_None);
+    if (keys != NULL) layout = PyTuple_Pack(3, keys, at, unique ? Py_True : Py_False);
+done:
+    Py_XDECREF(at);
+    Py_XDECREF(written);
+    Py_XDECREF(keys);
+    return layout;
+}
+
+/* The cached layout of (names, columns, quote), a borrowed reference; NULL on error. */
+static PyObject *layout_for(PyObject *names, PyObject *columns, PyObject *quote) {
+    if (layouts == NULL && (layouts = PyDict_New()) == NULL) return NULL;
+    PyObject *key = PyTuple_Pack(3, names, columns, quote);
+    if (key == NULL) return NULL;
+    PyObject *layout = PyDict_GetItemWithError(layouts, key);
+    if (layout == NULL && !PyErr_Occurred()) {
+        layout = new_layout(names, columns, quote);
+        if (layout != NULL) {
+            if (PyDict_GET_SIZE(layouts) >= LAYOUTS_MAX) PyDict_Clear(layouts);
+            int failed = PyDict_SetItem(layouts, key, layout);
+            Py_DECREF(layout); /* the dict holds it */
+            if (failed) layout = NULL;
+        }
+    }
+    Py_DECREF(key);
+    return layout;
+}
+
 /* json_images(names, rows, side, missing, forms, default, quote, columns) -> list: the
  * text of each row's image (side -1: the row is the image; 0 or 1: the image is
  * row[side], of a (before, after) pair), or None where the caller is to write it.
@@ -301,7 +363,7 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     PyObject *names = args[0], *rows = args[1], *missing = args[3], *forms = args[4],
-             *dflt = args[5], *quote = args[6];
+             *dflt = args[5], *quote = args[6], *columns = args[7];
     long side = PyLong_AsLong(args[2]);
     if (side == -1 && PyErr_Occurred()) return NULL;
     if (side < -1 || side > 1) {
@@ -309,47 +371,20 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
-    PyObject *columns = args[7];
-    Py_ssize_t width = columns == Py_None ? PyTuple_GET_SIZE(names) : PyTuple_GET_SIZE(columns);
-    PyObject *out = PyList_New(n);
-    PyObject *keys = NULL, *pieces = NULL, *written = NULL;
-    Py_ssize_t *at = NULL;
-    if (out == NULL) return NULL;
-    at = PyMem_New(Py_ssize_t, width > 0 ? width : 1);
-    written = PyTuple_New(width); /* the names written, in order */
-    if (at == NULL || written == NULL) {
-        if (at == NULL) PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t j = 0; j < width; j++) {
-        Py_ssize_t i = j;
-        if (columns != Py_None) {
-            i = PyLong_AsSsize_t(PyTuple_GET_ITEM(columns, j));
-            if (i == -1 && PyErr_Occurred()) goto fail;
-            if (i < 0 || i >= PyTuple_GET_SIZE(names)) {
-                PyErr_SetString(PyExc_IndexError, "a column index is out of the names' range");
-                goto fail;
-            }
-        }
-        at[j] = i;
-        PyTuple_SET_ITEM(written, j, Py_NewRef(PyTuple_GET_ITEM(names, i)));
-    }
-    /* a name twice: a dict keeps one key (the last value), this writer would
-     * write both; every image goes to the caller's writer */
-    PyObject *distinct = PySet_New(written);
-    if (distinct == NULL) goto fail;
-    Py_ssize_t unique = PySet_GET_SIZE(distinct);
-    Py_DECREF(distinct);
-    if (unique != width) {
+    PyObject *layout = layout_for(names, columns, quote);
+    if (layout == NULL) return NULL;
+    Py_INCREF(layout); /* a form's call may clear the cache */
+    PyObject *keys = PyTuple_GET_ITEM(layout, 0);
+    const Py_ssize_t *at = (const Py_ssize_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(layout, 1));
+    PyObject *pieces = NULL, *out = PyList_New(n);
+    if (out == NULL) goto fail;
+    if (PyTuple_GET_ITEM(layout, 2) == Py_False) {
         for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
-        Py_DECREF(written);
-        PyMem_Free(at);
+        Py_DECREF(layout);
         return out;
     }
-    if (derive_plain(quote) < 0) goto fail;
-    keys = key_texts(written, quote);
-    pieces = keys ? PyList_New(0) : NULL;
-    if (pieces == NULL) goto fail;
+    Py_ssize_t width = PyTuple_GET_SIZE(keys) / 2; /* `{"name":` and `,"name":` each */
+    if (derive_plain(quote) < 0 || (pieces = PyList_New(0)) == NULL) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = PyTuple_GET_ITEM(rows, i);
         if (side >= 0) {
@@ -364,16 +399,12 @@ PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (text == NULL) goto fail;
         PyList_SET_ITEM(out, i, text);
     }
-    Py_DECREF(keys);
     Py_DECREF(pieces);
-    Py_DECREF(written);
-    PyMem_Free(at);
+    Py_DECREF(layout);
     return out;
 fail:
     Py_XDECREF(out);
-    Py_XDECREF(keys);
     Py_XDECREF(pieces);
-    Py_XDECREF(written);
-    PyMem_Free(at);
+    Py_DECREF(layout);
     return NULL;
 }

@@ -183,6 +183,33 @@ def test_the_shortcuts_follow_the_functions_the_caller_gives() -> None:
     assert write(Decimal("1.5"), {Decimal: lambda d: "a" + str(d)}) == '{"k":"\\u00611.5"}'
 
 
+def test_what_is_built_once_per_table_follows_names_columns_and_quote() -> None:
+    """The keys and column indexes are built once per (names, columns, quote) and
+    reused: another table of the same width, another key or another quote function
+    is written with its own."""
+    accelerated = speedups()
+    if accelerated is None:
+        return
+
+    def write(names: tuple[str, ...], columns: Any, quote: Any = changelog._quote) -> Any:
+        rows = ((1, "x", 2),)
+        forms, default = changelog._FAST_DEFAULT, json_value
+        return accelerated.json_images(names, rows, -1, MISSING, forms, default, quote, columns)
+
+    def quote_a(text: str) -> str:
+        return changelog._quote(text).replace("a", "\\u0061")
+
+    for _ in range(2):  # built, then reused
+        assert write(("a", "b", "c"), None) == ['{"a":1,"b":"x","c":2}']
+        assert write(("a", "b", "d"), None) == ['{"a":1,"b":"x","d":2}']
+        assert write(("a", "b", "c"), (2, 0)) == ['{"c":2,"a":1}']
+        assert write(("a", "b", "c"), (0,)) == ['{"a":1}']
+        assert write(("a", "b", "c"), (0,), quote_a) == ['{"\\u0061":1}']
+        assert write(("a", "b", "a"), None) == [None]  # a name twice: the caller's
+    for i in range(600):  # more tables than are kept: still each its own
+        assert write((f"t{i}", "b", "c"), (0,)) == [f'{{"t{i}":1}}']
+
+
 def test_the_accelerated_writer_refuses_what_is_not_a_row() -> None:
     accelerated = speedups()
     if accelerated is None:
