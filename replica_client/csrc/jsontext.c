@@ -4,13 +4,15 @@
  *
  * The rules stay in Python. Strings are quoted by the function the caller
  * passes (json's own ``encode_basestring``); every value that is not an exact
- * None, bool, int, float or str goes through the caller's function for its
- * type (``forms``, a dict keyed by exact type) or else its ``default``; a
- * form may give a list of such scalars (a SET's sorted labels), written as a
- * JSON array. An image holding anything else (a container or a subclass of
- * those types without a form, a result that is none of them), and every image
- * of a table naming a column twice, is not written here: its place in the
- * result is None and the caller writes it in Python.
+ * None, bool, int, float, str, dict or list goes through the caller's function
+ * for its type (``forms``, a dict keyed by exact type) or else its
+ * ``default``. Dicts (a JSON document's objects, keys exact str) and lists
+ * are written item by item, whether in the row or given by a form (a SET's
+ * sorted labels, GEOMETRY's object). An image holding anything else (a
+ * subclass of those types, a key that is not a str, a result that is none of
+ * those kinds), and every image of a table naming a column twice, is not
+ * written here: its place in the result is None and the caller writes it in
+ * Python.
  * tests/spark/test_changelog_json.py compares both writers.
  *
  * Two shortcuts, each taken only where it gives what the call it saves gives:
@@ -24,9 +26,9 @@
 #include <datetime.h>
 #include <math.h>
 
-/* '"' around strings, '}' after the last value, '[' ',' ']' around and between the
- * items of an array: one object each */
-static PyObject *dquote = NULL, *brace = NULL, *lbracket = NULL, *comma = NULL, *rbracket = NULL;
+/* '"' around strings, '{' '}' ':' '[' ']' ',' of objects and arrays: one object each */
+static PyObject *dquote = NULL, *lbrace = NULL, *brace = NULL, *colon = NULL, *lbracket = NULL,
+                *comma = NULL, *rbracket = NULL;
 /* datetime.isoformat and date.isoformat, to recognise them among the forms. */
 static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
 
@@ -35,10 +37,13 @@ int jsontext_init(void) {
     if (PyDateTimeAPI == NULL) return -1;
     dquote = PyUnicode_InternFromString("\"");
     brace = PyUnicode_InternFromString("}");
+    lbrace = PyUnicode_InternFromString("{");
+    colon = PyUnicode_InternFromString(":");
     lbracket = PyUnicode_InternFromString("[");
     comma = PyUnicode_InternFromString(",");
     rbracket = PyUnicode_InternFromString("]");
-    if (dquote == NULL || brace == NULL || lbracket == NULL || comma == NULL || rbracket == NULL)
+    if (dquote == NULL || lbrace == NULL || brace == NULL || colon == NULL || lbracket == NULL ||
+        comma == NULL || rbracket == NULL)
         return -1;
     datetime_isoformat =
         PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType, "isoformat");
@@ -156,47 +161,70 @@ static PyObject *scalar_text(PyObject *v) {
     return NULL;
 }
 
-/* Append `key` and the JSON text of the exact list `items` (a form's result, such
- * as a SET's sorted labels): 1 when done, 0 when an item is not an exact str or a
- * scalar (the caller's writer takes the image), -1 on error. Nothing is appended
- * when it returns 0. */
-static int append_array(PyObject *pieces, PyObject *key, PyObject *items, PyObject *quote) {
-    Py_ssize_t n = PyList_GET_SIZE(items), start = PyList_GET_SIZE(pieces);
-    if (PyList_Append(pieces, key) < 0 || PyList_Append(pieces, lbracket) < 0) return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(items, i);
-        if (i && PyList_Append(pieces, comma) < 0) return -1;
-        if (PyUnicode_CheckExact(item)) {
-            if (append_string(pieces, NULL, item, quote) < 0) return -1;
-            continue;
+static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
+                        PyObject *dflt, PyObject *quote);
+
+/* Append `key` (unless NULL) and the JSON text of `v`, an exact dict (a JSON
+ * document's object) or list: its items as append_value writes them, a dict's
+ * keys quoted. 1 when done, 0 when something in it is for the caller's writer
+ * (a key that is not an exact str, a value append_value leaves), -1 on error. */
+static int append_container(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
+                            PyObject *dflt, PyObject *quote) {
+    int is_dict = PyDict_CheckExact(v);
+    if (key != NULL && PyList_Append(pieces, key) < 0) return -1;
+    if (PyList_Append(pieces, is_dict ? lbrace : lbracket) < 0) return -1;
+    if (Py_EnterRecursiveCall(" while writing a row image as JSON")) return -1;
+    int done = 1;
+    Py_ssize_t i = 0, pos = 0;
+    PyObject *k = NULL, *item;
+    while (done == 1) {
+        if (is_dict) {
+            if (!PyDict_Next(v, &pos, &k, &item)) break;
+            if (!PyUnicode_CheckExact(k)) {
+                done = 0; /* json_value writes str(key) */
+                break;
+            }
+            Py_INCREF(k);
+        } else {
+            if (i >= PyList_GET_SIZE(v)) break;
+            item = PyList_GET_ITEM(v, i);
         }
-        PyObject *text = scalar_text(item);
-        if (text == NULL) {
-            if (PyErr_Occurred()) return -1;
-            return PyList_SetSlice(pieces, start, PyList_GET_SIZE(pieces), NULL) < 0 ? -1 : 0;
-        }
-        int failed = PyList_Append(pieces, text) < 0;
-        Py_DECREF(text);
-        if (failed) return -1;
+        Py_INCREF(item); /* a form's call may change the container */
+        if (i && PyList_Append(pieces, comma) < 0)
+            done = -1;
+        else if (is_dict &&
+                 (append_string(pieces, NULL, k, quote) < 0 || PyList_Append(pieces, colon) < 0))
+            done = -1;
+        else
+            done = append_value(pieces, NULL, item, forms, dflt, quote);
+        Py_DECREF(item);
+        if (is_dict) Py_DECREF(k);
+        i++;
     }
-    return PyList_Append(pieces, rbracket) < 0 ? -1 : 1;
+    Py_LeaveRecursiveCall();
+    if (done != 1) return done;
+    return PyList_Append(pieces, is_dict ? brace : rbracket) < 0 ? -1 : 1;
 }
 
-/* Append `key` and the JSON text of `v`: 1 when done, 0 when `v` is for the
- * caller's writer (a container, a subclass, a form giving neither), -1 on error. */
+/* Append `key` (unless NULL) and the JSON text of `v`: 1 when done, 0 when `v`
+ * is for the caller's writer (a subclass of a native type, a form or default
+ * giving none of the kinds written here), -1 on error. */
 static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
                         PyObject *dflt, PyObject *quote) {
     if (PyUnicode_CheckExact(v)) return append_string(pieces, key, v, quote) < 0 ? -1 : 1;
     PyObject *text = scalar_text(v);
     if (text == NULL) {
         if (PyErr_Occurred()) return -1;
-        /* the form of the value's exact type (a SET's frozenset has one); without
-         * one, containers and subclasses of the native types are the caller's */
+        if (PyDict_CheckExact(v) || PyList_CheckExact(v))
+            return append_container(pieces, key, v, forms, dflt, quote);
+        /* the form of the value's exact type, else the default (tuples, sets,
+         * GEOMETRY, zero dates: json_value's forms); subclasses of the native
+         * types are the caller's */
         PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
         if (form == NULL) {
             if (PyErr_Occurred()) return -1;
-            if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v) || PyAnySet_Check(v) ||
-                PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
+            if (PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyDict_Check(v) ||
+                PyList_Check(v))
                 return 0;
         }
         text = form != NULL ? iso_text(v, form) : NULL;
@@ -204,22 +232,19 @@ static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *
             if (PyErr_Occurred()) return -1;
             PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
             if (r == NULL) return -1;
-            if (PyUnicode_CheckExact(r)) {
-                int done = append_string(pieces, key, r, quote) < 0 ? -1 : 1;
-                Py_DECREF(r);
-                return done;
-            }
-            if (PyList_CheckExact(r)) {
-                int done = append_array(pieces, key, r, quote);
-                Py_DECREF(r);
-                return done;
-            }
-            text = scalar_text(r);
+            int done = -2;
+            if (PyUnicode_CheckExact(r))
+                done = append_string(pieces, key, r, quote) < 0 ? -1 : 1;
+            else if (PyDict_CheckExact(r) || PyList_CheckExact(r))
+                done = append_container(pieces, key, r, forms, dflt, quote);
+            else
+                text = scalar_text(r);
             Py_DECREF(r);
+            if (done != -2) return done;
             if (text == NULL) return PyErr_Occurred() ? -1 : 0;
         }
     }
-    int failed = PyList_Append(pieces, key) < 0 || PyList_Append(pieces, text) < 0;
+    int failed = (key != NULL && PyList_Append(pieces, key) < 0) || PyList_Append(pieces, text) < 0;
     Py_DECREF(text);
     return failed ? -1 : 1;
 }

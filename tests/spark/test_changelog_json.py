@@ -66,11 +66,14 @@ _MAPPED: list[Any] = [
     # SET values: their sorted labels, written as an array
     frozenset({"a", "b"}), frozenset(), frozenset({"ünï", 'q"t', "a\\b", "\x01", "plain"}),
     frozenset({3, 1, 2}), frozenset({1.5, -2}), frozenset({Decimal("1.50"), Decimal("-3")}),
+    frozenset({(1,)}), set(),
+    # JSON documents (MySQL's JSON type) and what json_value turns into objects or arrays
+    {}, [], [1, "x"], {"k": Decimal("1")}, {"a": [1, {"b": None, "c": JSON_NULL}], "é": 1.5},
+    {'q"t': True, "\x01": [[], {}], "d": dt.datetime(2024, 1, 2, 3, 4, 5)}, [[[["deep"]]]],
+    (1, 2), InvalidDate(0, 0, 0), Geometry(4326, b"\x01"),
 ]  # fmt: skip
 _LEFT_TO_PYTHON: list[Any] = [
-    (1, 2), [1, "x"], {"k": Decimal("1")}, frozenset({(1,)}), set(),
-    InvalidDate(0, 0, 0),
-    Geometry(4326, b"\x01"), _Text("sub"), _Level.LOW,
+    _Text("sub"), _Level.LOW, {1: "a"}, {"k": _Text("x")}, [1, [_Level.LOW]],
 ]  # fmt: skip
 
 
