@@ -18,6 +18,10 @@ static PyMethodDef module_methods[] = {
      "json_images(names, rows, side, missing, forms, default, quote, columns)"
      " -> list of str or None"
      " (see spark/changelog.py)"},
+    {"json_column", (PyCFunction)(void (*)(void))json_column, METH_FASTCALL,
+     "json_column(data, ends, names, rows, side, missing, forms, default, quote, columns,"
+     " fallback, full): the texts of json_images appended to a string column's buffers"
+     " (see spark/changelog.py)"},
     {"frame_events", (PyCFunction)(void (*)(void))frame_events, METH_FASTCALL,
      "frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)"
      " (see wire/framing.py)"},

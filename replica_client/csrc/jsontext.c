@@ -372,6 +372,66 @@ static PyObject *layout_for(PyObject *names, PyObject *columns, PyObject *quote)
     return layout;
 }
 
+/* Takes each row's text, a new reference: Py_None where the caller's writer is to
+ * write it. `element` is the row's entry of `rows` (a pair for an update's side).
+ * -1 on error. */
+typedef int (*emit_fn)(void *ctx, PyObject *element, PyObject *text);
+
+/* The part json_images and json_column share: args[0..7] are json_images'
+ * (names, rows, side, missing, forms, default, quote, columns); every row's
+ * text goes to emit(ctx, ...), in order. -1 on error. */
+static int each_image(PyObject *const *args, emit_fn emit, void *ctx) {
+    if (!PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyLong_Check(args[2]) ||
+        !PyDict_Check(args[4]) || (args[7] != Py_None && !PyTuple_Check(args[7]))) {
+        PyErr_SetString(PyExc_TypeError, "(names: tuple, rows: tuple, side: int, missing, "
+                                         "forms: dict, default, quote, columns: tuple | None)");
+        return -1;
+    }
+    PyObject *names = args[0], *rows = args[1], *missing = args[3], *forms = args[4],
+             *dflt = args[5], *quote = args[6], *columns = args[7];
+    long side = PyLong_AsLong(args[2]);
+    if (side == -1 && PyErr_Occurred()) return -1;
+    if (side < -1 || side > 1) {
+        PyErr_SetString(PyExc_ValueError, "side must be -1, 0 or 1");
+        return -1;
+    }
+    PyObject *layout = layout_for(names, columns, quote);
+    if (layout == NULL) return -1;
+    Py_INCREF(layout); /* a form's call may clear the cache */
+    PyObject *keys = PyTuple_GET_ITEM(layout, 0), *pieces = NULL;
+    const Py_ssize_t *at = (const Py_ssize_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(layout, 1));
+    int unique = PyTuple_GET_ITEM(layout, 2) == Py_True, failed = 1;
+    /* `{"name":` and `,"name":` of each column written */
+    Py_ssize_t width = unique ? PyTuple_GET_SIZE(keys) / 2 : 0;
+    if (unique && (derive_plain(quote) < 0 || (pieces = PyList_New(0)) == NULL)) goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rows); i++) {
+        PyObject *element = PyTuple_GET_ITEM(rows, i), *row = element;
+        if (side >= 0) {
+            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2) {
+                PyErr_SetString(PyExc_TypeError, "an update row must be a (before, after) pair");
+                goto done;
+            }
+            row = PyTuple_GET_ITEM(row, side);
+        }
+        PyObject *text = unique
+                             ? image_text(row, keys, at, width, missing, forms, dflt, quote, pieces)
+                             : Py_NewRef(Py_None); /* a name twice: the caller's */
+        if (text == NULL || emit(ctx, element, text) < 0) goto done;
+    }
+    failed = 0;
+done:
+    Py_XDECREF(pieces);
+    Py_DECREF(layout);
+    return failed ? -1 : 0;
+}
+
+static int emit_to_list(void *ctx, PyObject *element, PyObject *text) {
+    (void)element;
+    int failed = PyList_Append((PyObject *)ctx, text);
+    Py_DECREF(text);
+    return failed;
+}
+
 /* json_images(names, rows, side, missing, forms, default, quote, columns) -> list: the
  * text of each row's image (side -1: the row is the image; 0 or 1: the image is
  * row[side], of a (before, after) pair), or None where the caller is to write it.
@@ -379,57 +439,76 @@ static PyObject *layout_for(PyObject *names, PyObject *columns, PyObject *quote)
  * write, in their order (a primary key). */
 PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 8 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        !PyLong_Check(args[2]) || !PyDict_Check(args[4]) ||
-        (args[7] != Py_None && !PyTuple_Check(args[7]))) {
-        PyErr_SetString(PyExc_TypeError, "json_images(names: tuple, rows: tuple, side: int, "
-                                         "missing, forms: dict, default, quote, "
-                                         "columns: tuple | None)");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "json_images takes 8 arguments");
         return NULL;
     }
-    PyObject *names = args[0], *rows = args[1], *missing = args[3], *forms = args[4],
-             *dflt = args[5], *quote = args[6], *columns = args[7];
-    long side = PyLong_AsLong(args[2]);
-    if (side == -1 && PyErr_Occurred()) return NULL;
-    if (side < -1 || side > 1) {
-        PyErr_SetString(PyExc_ValueError, "side must be -1, 0 or 1");
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(rows);
-    PyObject *layout = layout_for(names, columns, quote);
-    if (layout == NULL) return NULL;
-    Py_INCREF(layout); /* a form's call may clear the cache */
-    PyObject *keys = PyTuple_GET_ITEM(layout, 0);
-    const Py_ssize_t *at = (const Py_ssize_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(layout, 1));
-    PyObject *pieces = NULL, *out = PyList_New(n);
-    if (out == NULL) goto fail;
-    if (PyTuple_GET_ITEM(layout, 2) == Py_False) {
-        for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
-        Py_DECREF(layout);
-        return out;
-    }
-    Py_ssize_t width = PyTuple_GET_SIZE(keys) / 2; /* `{"name":` and `,"name":` each */
-    if (derive_plain(quote) < 0 || (pieces = PyList_New(0)) == NULL) goto fail;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = PyTuple_GET_ITEM(rows, i);
-        if (side >= 0) {
-            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2) {
-                PyErr_SetString(PyExc_TypeError, "an update row must be a (before, after) pair");
-                goto fail;
-            }
-            row = PyTuple_GET_ITEM(row, side);
-        }
-        PyObject *text =
-            image_text(row, keys, at, width, missing, forms, dflt, quote, pieces);
-        if (text == NULL) goto fail;
-        PyList_SET_ITEM(out, i, text);
-    }
-    Py_DECREF(pieces);
-    Py_DECREF(layout);
+    PyObject *out = PyList_New(0);
+    if (out != NULL && each_image(args, emit_to_list, out) < 0) Py_CLEAR(out);
     return out;
-fail:
-    Py_XDECREF(out);
-    Py_XDECREF(pieces);
-    Py_DECREF(layout);
-    return NULL;
+}
+
+typedef struct {
+    PyObject *data, *ends; /* the column's buffers */
+    PyObject *const *args; /* json_column's: names, rows, side, ... full */
+} Column;
+
+/* Append `len` bytes at `src` to the bytearray `into`. */
+static int append_bytes(PyObject *into, const char *src, Py_ssize_t len) {
+    Py_ssize_t old = PyByteArray_GET_SIZE(into);
+    if (PyByteArray_Resize(into, old + len) < 0) return -1;
+    memcpy(PyByteArray_AS_STRING(into) + old, src, (size_t)len);
+    return 0;
+}
+
+static int emit_to_column(void *ctx, PyObject *element, PyObject *text) {
+    Column *col = ctx;
+    if (text == Py_None) { /* fallback(names, element, side, full, columns) */
+        Py_DECREF(text);
+        PyObject *const *a = col->args;
+        PyObject *call[5] = {a[2], element, a[4], a[11], a[9]};
+        text = PyObject_Vectorcall(a[10], call, 5, NULL);
+        if (text == NULL) return -1;
+        if (!PyUnicode_Check(text)) {
+            Py_DECREF(text);
+            PyErr_SetString(PyExc_TypeError, "the fallback writer must return a str");
+            return -1;
+        }
+    }
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    int failed = utf8 == NULL;
+    if (!failed) {
+        Py_ssize_t end = PyByteArray_GET_SIZE(col->data) + len;
+        if (end > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError,
+                            "a string column's text passed 2 GiB in one record batch");
+            failed = 1;
+        } else {
+            int32_t end32 = (int32_t)end;
+            failed = append_bytes(col->data, utf8, len) < 0 ||
+                     append_bytes(col->ends, (const char *)&end32, sizeof end32) < 0;
+        }
+    }
+    Py_DECREF(text);
+    return failed ? -1 : 0;
+}
+
+/* json_column(data, ends, names, rows, side, missing, forms, default, quote, columns,
+ * fallback, full) -> None: json_images' texts appended to a string column as Arrow
+ * holds it: each text's UTF-8 bytes to the bytearray `data` and its end offset
+ * (int32, native order) to the bytearray `ends`. Where json_images gives None,
+ * the text is fallback(names, element, side, full, columns), `element` being the
+ * row's entry of `rows`. */
+PyObject *json_column(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 12 || !PyByteArray_CheckExact(args[0]) || !PyByteArray_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "json_column(data: bytearray, ends: bytearray, names, "
+                                         "rows, side, missing, forms, default, quote, columns, "
+                                         "fallback, full)");
+        return NULL;
+    }
+    Column col = {args[0], args[1], args};
+    if (each_image(args + 2, emit_to_column, &col) < 0) return NULL;
+    Py_RETURN_NONE;
 }

@@ -18,6 +18,7 @@ int add_codes(PyObject *m);
 /* jsontext.c: row images as compact JSON text (spark/changelog.py) */
 int jsontext_init(void); /* the datetime C API, the quote character */
 PyObject *json_images(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *json_column(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* framing.c: packets of the replication stream (wire/framing.py) */
 PyObject *frame_packet(PyObject *module, PyObject *args);

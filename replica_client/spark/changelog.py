@@ -43,9 +43,10 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from typing import Any, Final, cast
 
@@ -97,6 +98,9 @@ ARROW_SCHEMA: Final = pa.schema(
 
 #: Rows per record batch handed to Spark.
 BATCH_ROWS: Final = 8192
+#: Bytes of JSON text in one column at which a batch is handed over before
+#: BATCH_ROWS (Arrow's string offsets are int32).
+BATCH_TEXT_BYTES: Final = 1 << 28
 
 _NEEDS_WALK: Final = (tuple, list, dict, set, frozenset)
 
@@ -251,8 +255,13 @@ _NUMBERS: Final = array("i", range(1 << 16))
 _ZEROS: Final = array("i", bytes(4 << 16))
 assert _NUMBERS.itemsize == 4  # Arrow's int32
 
-# Where in a builder's ``_events`` entry each column shared by an event's rows is.
+# Where in a builder's ``_events`` entry each column shared by an event's rows is
+# (and whether its table has a key).
 _E_ROWS, _E_OP, _E_DB, _E_TABLE, _E_GTID, _E_SID, _E_FILE, _E_POS, _E_TS, _E_SEQ = range(10)
+_E_KEYED = 10
+#: The ops whose rows have a ``before`` image, and those with an ``after`` image.
+_BEFORE_OPS: Final = pa.array(["u", "d"])
+_AFTER_OPS: Final = pa.array(["c", "u", "r"])
 #: The schema's columns shared by the rows of one event: (column, place in the entry).
 _SHARED: Final = (
     (0, _E_OP), (1, _E_DB), (2, _E_TABLE), (6, _E_GTID), (7, _E_SID), (8, _E_FILE),
@@ -268,6 +277,77 @@ def _int32s(values: array[int]) -> pa.Array:
     return pa.Array.from_buffers(pa.int32(), len(values), [None, pa.py_buffer(values)])
 
 
+#: The accelerator's writer of a string column's buffers (csrc/jsontext.c): the
+#: texts of ``json_images``, with ``_image_json`` where it gives None.
+_c_json_column: Final = _sp.json_column if _sp is not None else None
+_END: Final = struct.Struct("=i")  # an end offset as _c_json_column writes it
+
+
+class _Texts:
+    """One string column of a record batch kept as Arrow holds it: the UTF-8
+    bytes of its texts and their int32 end offsets (native order); NULL rows
+    hold no bytes, and which rows are NULL the builder knows per event. No
+    ``str`` is kept per row."""
+
+    __slots__ = ("data", "ends")
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.ends = bytearray(4)  # the first row's start, 0
+
+    def images(
+        self,
+        names: tuple[str, ...],
+        rows: tuple[Any, ...],
+        side: int,
+        full: bool,
+        columns: tuple[int, ...] | None = None,
+    ) -> None:
+        """The JSON text of every row's image (as :func:`images_json` gives them)."""
+        if _c_json_column is not None:
+            _c_json_column(
+                self.data, self.ends, names, rows, side, MISSING, _FAST_DEFAULT, json_value,
+                _quote, columns, _image_json, full,
+            )  # fmt: skip
+        else:
+            self.texts(images_json(names, rows, side, full, columns))
+
+    def keys(
+        self, pk: tuple[int, ...], names: tuple[str, ...], rows: tuple[Any, ...], side: int
+    ) -> None:
+        """The ``pk`` column of every row (as :func:`pk_texts` gives it; NULL rows
+        without a key)."""
+        if pk:
+            self.images(names, rows, side, False, pk)
+        else:
+            self.nulls(len(rows))
+
+    def texts(self, texts: Iterable[str]) -> None:
+        """Rows of these texts."""
+        data, ends = self.data, self.ends
+        for text in texts:
+            data += text.encode()
+            ends += _END.pack(len(data))
+
+    def nulls(self, n: int) -> None:
+        """``n`` rows without text (NULL where the builder says so)."""
+        self.ends += _END.pack(len(self.data)) * n
+
+    def array(self, valid: pa.BooleanArray) -> pa.Array:
+        """The column as an Arrow string array over these buffers (not copied); row i
+        is NULL where ``valid[i]`` is false."""
+        n = len(self.ends) // 4 - 1
+        if self.ends[-4:] != _END.pack(len(self.data)) or valid.offset or len(valid) < n:
+            raise AssertionError("a string column's offsets do not match its rows")
+        ends: bytearray | array[int] = self.ends
+        if sys.byteorder == "big":  # Arrow's buffers are little-endian
+            ends = array("i", self.ends)
+            ends.byteswap()
+        return pa.Array.from_buffers(
+            pa.string(), n, [valid.buffers()[1], pa.py_buffer(ends), pa.py_buffer(self.data)]
+        )
+
+
 class ChangelogBuilder:
     """Collects changelog rows; :meth:`take_batch` gives them as an Arrow record batch.
 
@@ -280,7 +360,7 @@ class ChangelogBuilder:
 
     def __init__(self) -> None:
         #: before, after, pk: a text (or None) per row
-        self._cols: list[list[str | None]] = [[], [], []]
+        self._cols = (_Texts(), _Texts(), _Texts())
         #: per event (or snapshot read): its row count, then what its rows share
         self._events: list[tuple[Any, ...]] = []
         self.rows = 0
@@ -297,23 +377,23 @@ class ChangelogBuilder:
             pairs = event.rows
             n = len(pairs)
             full_after = event.columns_present_after & all_columns == all_columns
-            c_before.extend(images_json(names, pairs, 0, full))
-            c_after.extend(images_json(names, pairs, 1, full_after))
-            c_pk.extend(pk_texts(pk, names, pairs, 1))
+            c_before.images(names, pairs, 0, full)
+            c_after.images(names, pairs, 1, full_after)
+            c_pk.keys(pk, names, pairs, 1)
             op = "u"
         elif isinstance(event, WriteRowsEvent):
             rows = event.rows
             n = len(rows)
-            c_after.extend(images_json(names, rows, -1, full))
-            c_pk.extend(pk_texts(pk, names, rows, -1))
-            c_before.extend([None] * n)
+            c_after.images(names, rows, -1, full)
+            c_pk.keys(pk, names, rows, -1)
+            c_before.nulls(n)
             op = "c"
         elif isinstance(event, DeleteRowsEvent):
             rows = event.rows
             n = len(rows)
-            c_before.extend(images_json(names, rows, -1, full))
-            c_pk.extend(pk_texts(pk, names, rows, -1))
-            c_after.extend([None] * n)
+            c_before.images(names, rows, -1, full)
+            c_pk.keys(pk, names, rows, -1)
+            c_after.nulls(n)
             op = "d"
         else:  # pragma: no cover - every rows event is one of the three
             return
@@ -330,7 +410,7 @@ class ChangelogBuilder:
         header = event.header
         self._events.append(
             (n, op, table.schema, table.table, gtid, header.server_id, file, pos,
-             header.timestamp * 1_000_000, sequence(file, pos, 0))
+             header.timestamp * 1_000_000, sequence(file, pos, 0), bool(table.primary_key))
         )  # fmt: skip
         self.rows += n
 
@@ -351,16 +431,21 @@ class ChangelogBuilder:
         if not n:
             return
         c_before, c_after, c_pk = self._cols
-        for row in rows:
-            c_after.append(_json(row))
-            if len(key) == 1 and type(row[key[0]]) is int:
-                c_pk.append(f"{_pk_prefix(key[0])}{row[key[0]]}}}")
-            else:
-                c_pk.append(_json({k: row[k] for k in key}))
-        c_before.extend([None] * n)
+        c_after.texts(_json(row) for row in rows)
+        if len(key) == 1:
+            name = key[0]
+            c_pk.texts(
+                f"{_pk_prefix(name)}{row[name]}}}"
+                if type(row[name]) is int
+                else _json({name: row[name]})
+                for row in rows
+            )
+        else:
+            c_pk.texts(_json({k: row[k] for k in key}) for row in rows)
+        c_before.nulls(n)
         self._events.append(
             (n, "r", db, table, gtid, 0, file, pos, int(at.timestamp() * 1_000_000),
-             sequence(file, pos, 0))
+             sequence(file, pos, 0), True)
         )  # fmt: skip
         self.rows += n
 
@@ -394,23 +479,33 @@ class ChangelogBuilder:
         for column, place in _SHARED:
             kind = ARROW_SCHEMA.field(column).type
             arrays[column] = pa.array([e[place] for e in events], type=kind).take(take)
-        for column, texts in zip((3, 4, 5), self._cols, strict=True):
-            arrays[column] = pa.array(texts, type=pa.string())
-        arrays[10] = _int32s(numbers)
-        bases = pa.array([e[_E_SEQ] for e in events], type=pa.int64()).take(take)
-        # (imported here: the driver's processes build no batches, and this import
-        # takes 50 ms; take() above has imported it already)
+        # which rows have a before, an after, a key: the event's op and table say
+        # (each column holds no bytes for the others). (pyarrow.compute is imported
+        # here: the driver's processes build no batches, and the import takes 50 ms;
+        # take() above has imported it already)
         import pyarrow.compute as pc
 
+        valid = (
+            pc.is_in(arrays[0], value_set=_BEFORE_OPS),
+            pc.is_in(arrays[0], value_set=_AFTER_OPS),
+            pa.array([e[_E_KEYED] for e in events], type=pa.bool_()).take(take),
+        )
+        for column, texts, rows_valid in zip((3, 4, 5), self._cols, valid, strict=True):
+            arrays[column] = texts.array(rows_valid)
+        arrays[10] = _int32s(numbers)
+        bases = pa.array([e[_E_SEQ] for e in events], type=pa.int64()).take(take)
         arrays[12] = pc.add(bases, _int32s(offsets).cast(pa.int64()))
-        self._cols = [[], [], []]
+        self._cols = (_Texts(), _Texts(), _Texts())
         self._events = []
         self.rows = 0
         return arrays
 
     def ready(self) -> Iterator[pa.RecordBatch]:
-        """A batch when at least :data:`BATCH_ROWS` rows are collected, else nothing."""
-        if self.rows >= BATCH_ROWS:
+        """A batch when at least :data:`BATCH_ROWS` rows are collected (or a column's
+        text reached :data:`BATCH_TEXT_BYTES`), else nothing."""
+        if self.rows >= BATCH_ROWS or any(
+            len(texts.data) >= BATCH_TEXT_BYTES for texts in self._cols
+        ):
             yield self.take_batch()
 
     def rest(self) -> Iterator[pa.RecordBatch]:

@@ -87,7 +87,7 @@ from ..config import DecoderOptions
 from ..errors import ConfigError, SchemaChangedError, UnrepresentableValueError, UnsupportedError
 from ..jsonvalues import decimal_text, json_value
 from ..snapshot import GEOMETRY_TYPES
-from .changelog import ChangelogBuilder, pk_texts
+from .changelog import ChangelogBuilder
 from .options import SourceOptions
 
 __all__ = [
@@ -515,15 +515,15 @@ class TypedChangelogBuilder(ChangelogBuilder):
             self._check_full(event, event.columns_present_after, where)
             befores = [b for b, _ in event.rows]
             afters = [a for _, a in event.rows]
-            c_pk.extend(pk_texts(pk, names, event.rows, 1))
+            c_pk.keys(pk, names, event.rows, 1)
             op = "u"
         elif isinstance(event, WriteRowsEvent):
             befores, afters = [], list(event.rows)
-            c_pk.extend(pk_texts(pk, names, event.rows, -1))
+            c_pk.keys(pk, names, event.rows, -1)
             op = "c"
         elif isinstance(event, DeleteRowsEvent):
             befores, afters = list(event.rows), []
-            c_pk.extend(pk_texts(pk, names, event.rows, -1))
+            c_pk.keys(pk, names, event.rows, -1)
             op = "d"
         else:  # pragma: no cover - every rows event is one of the three
             return

@@ -18,7 +18,7 @@ import pytest
 import replica_client as rc
 from replica_client.binlog.events import DeleteRowsEvent, GtidEvent, RowsEvent, UpdateRowsEvent
 from replica_client.spark import changelog
-from replica_client.spark.changelog import ChangelogBuilder, pk_texts, sequence
+from replica_client.spark.changelog import ChangelogBuilder, images_json, pk_texts, sequence
 from tests.test_changes import _readable_fixtures
 
 __all__: list[str] = []
@@ -27,7 +27,8 @@ _UTC = dt.UTC
 
 
 def _expected_rows(event: RowsEvent, file: str, pos: int, gtid: str | None) -> list[dict[str, Any]]:
-    """The changelog rows of ``event``, row by row, from the event alone (images aside)."""
+    """The changelog rows of ``event``, row by row, from the event alone (the images'
+    JSON texts as ``images_json`` writes them, one row after another)."""
     rows: tuple[Any, ...] = getattr(event, "rows", ())
     op = (
         "u"
@@ -37,10 +38,20 @@ def _expected_rows(event: RowsEvent, file: str, pos: int, gtid: str | None) -> l
         else "c"
     )
     side = 1 if op == "u" else -1
-    pk = pk_texts(event.table.primary_key, event.table.column_names, rows, side)
+    names = event.table.column_names
+    pk = pk_texts(event.table.primary_key, names, rows, side)
+    nulls: list[str | None] = [None] * len(rows)
+    if op == "u":
+        before, after = images_json(names, rows, 0, False), images_json(names, rows, 1, False)
+    elif op == "c":
+        before, after = nulls, images_json(names, rows, -1, False)
+    else:
+        before, after = images_json(names, rows, -1, False), nulls
     return [
         {
             "op": op,
+            "before": before[i],
+            "after": after[i],
             "db": event.table.schema,
             "table": event.table.table,
             "pk": pk[i],
@@ -56,18 +67,22 @@ def _expected_rows(event: RowsEvent, file: str, pos: int, gtid: str | None) -> l
     ]
 
 
-def _drain(builder: ChangelogBuilder, out: list[dict[str, Any]], last: bool = False) -> None:
+def _drain(builder: ChangelogBuilder, out: list[dict[str, Any]], last: bool = False) -> int:
+    """Add the batches the builder hands over to ``out``; how many there were."""
+    batches = 0
     for batch in builder.rest() if last else builder.ready():
         out.extend(batch.to_pylist())
+        batches += 1
+    return batches
 
 
-def _changelog_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """The builder's rows of ``path``, the rows expected of its events, and how many of
-    its rows events hold more than one row."""
+def _changelog_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int]:
+    """The builder's rows of ``path``, the rows expected of its events, how many of
+    its rows events hold more than one row, and how many batches it made."""
     builder = ChangelogBuilder()
     got: list[dict[str, Any]] = []
     expected: list[dict[str, Any]] = []
-    multi_row_events = 0
+    multi_row_events = batches = 0
     gtid: str | None = None
     with rc.open_binlog(path) as reader:
         for event in reader:
@@ -80,30 +95,43 @@ def _changelog_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             builder.add(event, where.file, where.pos, gtid)
             expected.extend(_expected_rows(event, where.file, where.pos, gtid))
             multi_row_events += len(getattr(event, "rows", ())) > 1
-            _drain(builder, got)
-    _drain(builder, got, last=True)
-    return got, expected, multi_row_events
+            batches += _drain(builder, got)
+    batches += _drain(builder, got, last=True)
+    return got, expected, multi_row_events, batches
 
 
-@pytest.mark.parametrize("batch_rows", [changelog.BATCH_ROWS, 7])
+@pytest.mark.parametrize(
+    ("batch_rows", "text_bytes"),
+    [
+        (changelog.BATCH_ROWS, changelog.BATCH_TEXT_BYTES),
+        (7, changelog.BATCH_TEXT_BYTES),
+        (changelog.BATCH_ROWS, 2000),
+    ],
+    ids=["default", "7-rows", "2000-bytes"],
+)
 def test_every_row_of_the_real_binlogs_has_its_events_columns(
-    batch_rows: int, monkeypatch: pytest.MonkeyPatch
+    batch_rows: int, text_bytes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(changelog, "BATCH_ROWS", batch_rows)
-    checked = 0
-    multi_row_events = 0
+    monkeypatch.setattr(changelog, "BATCH_TEXT_BYTES", text_bytes)
+    checked = multi_row_events = batches = 0
     for path in _readable_fixtures():
         try:
-            got, expected, multi = _changelog_of(path)
+            got, expected, multi, made = _changelog_of(path)
         except rc.ReplicaError:
             continue  # files this decoder refuses: tests/fixtures_walk
         assert len(got) == len(expected), path
         for row, want in zip(got, expected, strict=True):
-            assert {k: row[k] for k in want} == want, path
+            assert row == want, path
         checked += len(got)
         multi_row_events += multi
+        batches += made
     assert checked > 10_000
     assert multi_row_events > 100
+    # batches are cut by rows, and before that by a column's bytes of text
+    by_rows = sum(1 for _ in range(0, checked, batch_rows))
+    if text_bytes < 10_000:
+        assert batches > 10 * by_rows
 
 
 def test_snapshot_reads_share_their_points_seq_and_count_their_rows() -> None:
