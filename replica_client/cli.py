@@ -15,7 +15,8 @@ Subcommands:
 Connection options are the same everywhere: ``--host --port --user
 --password --server-id`` (the password may come from the environment variable
 ``REPLICA_CLIENT_PASSWORD`` instead, so it stays out of ``ps``), TLS options,
-or one DSN argument ``mariadb://user:pass@host:port``. Errors print one line
+or one DSN argument ``mariadb://user:pass@host:port``; ``--loop uvloop`` runs
+on uvloop's event loop. Errors print one line
 (no traceback unless ``--debug``) and exit non-zero.
 """
 
@@ -29,7 +30,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -54,6 +55,12 @@ _log = logging.getLogger("replica_client.cli")
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="the event loop to run on (uvloop: pip install uvloop)",
+    )
     g = p.add_argument_group("connection")
     g.add_argument("dsn", nargs="?", help="mariadb://user:pass@host:port (instead of the options)")
     g.add_argument(
@@ -105,6 +112,13 @@ def _parser() -> argparse.ArgumentParser:
     tail.add_argument("--from-pos", type=int, default=4, help="... and this position (default 4)")
     _filter_args(tail)
     tail.add_argument("--semi-sync", choices=["on", "off", "auto"], default="off")
+    tail.add_argument(
+        "--ack-mode",
+        choices=["auto", "receipt", "written"],
+        default="auto",
+        help="with semi-sync: ACK a transaction when it is read whole (auto), when it "
+        "arrives (receipt), or once its lines are written and flushed (written)",
+    )
     tail.add_argument("--non-blocking", action="store_true", help="stop at the end of the binlog")
     tail.add_argument("--output", default=None, help="write to this file instead of stdout")
     tail.add_argument(
@@ -311,18 +325,21 @@ async def _tail(ns: argparse.Namespace) -> int:
     pending: list[Change] = []
     resume: tuple[Any, Any] = (None, None)
     _log.info(
-        "tailing %s as user %s, server_id %s, from %s",
+        "tailing %s as user %s, server_id %s, from %s, on %s's event loop",
         opts.get("unix_socket") or format_address(opts["host"], opts["port"]),
         opts["user"],
         opts["server_id"],
         start,
+        type(loop).__module__.partition(".")[0],
     )
     snapshot = ns.snapshot
+    written = ns.ack_mode == "written"  # ACKed here, once the lines are out
     async with connect(
         **opts,
         start=start,
         blocking=not ns.non_blocking,
         semi_sync=ns.semi_sync,
+        ack_mode="manual" if written else ns.ack_mode,
         tables=_table_filter(ns),
         snapshot=snapshot or False,
     ) as stream:
@@ -343,6 +360,8 @@ async def _tail(ns: argparse.Namespace) -> int:
                     out.flush()
                     pending.clear()
                     resume = boundary
+                    if written:
+                        await stream.ack()
             if snapshot and stream.snapshot_state is not None:
                 sys.stderr.write(
                     "replica-client: stopped during the snapshot; run it again to snapshot anew\n"
@@ -429,9 +448,9 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "read":
             return _cmd_read(ns)
         if ns.command == "tail":
-            return asyncio.run(_tail(ns))
+            return _run(_tail(ns), ns.loop)
         if ns.command == "position":
-            return asyncio.run(_position(ns))
+            return _run(_position(ns), ns.loop)
         if ns.command == "demo":
             from .demo import run_demo
 
@@ -445,6 +464,22 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"replica-client: error: {_redact(what, ns)}\n")
         return 1
     return 2
+
+
+def _run(main: Coroutine[Any, Any, int], loop: str) -> int:
+    """``main`` on asyncio's own event loop or on uvloop's."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if loop == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            main.close()
+            raise ConfigError(
+                "--loop uvloop: uvloop is not installed (pip install uvloop)"
+            ) from None
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
 
 
 def _redact(text: str, ns: argparse.Namespace) -> str:

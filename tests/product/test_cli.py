@@ -11,7 +11,9 @@ What is shown:
   (compared with SELECT) and to a text view;
 * ``position`` prints the primary's GTID state and file/pos;
 * errors print one line, exit non-zero, and show a traceback only with --debug;
-* ``demo`` (the README's first command) shows the decoded sample transactions.
+* ``demo`` (the README's first command) shows the decoded sample transactions;
+* ``tail --semi-sync on --ack-mode written`` (on both event loops): a commit
+  returns only once its line is written, each one acknowledged in time.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
+import pymysql
 import pytest
 
 from replica_client.testing.server import MariaDBServer
@@ -379,3 +383,76 @@ def test_several_hosts_from_options_or_a_dsn(
     assert (opts["host"], opts["port"]) == first
     config = ReplicaConfig.from_kwargs(**opts)
     assert config.addresses == (hosts or (f"{first[0]}:{first[1]}",))
+
+
+def _semi_sync_status(server: MariaDBServer, name: str) -> str:
+    return str(server.sql("SHOW GLOBAL STATUS LIKE %s", (f"Rpl_semi_sync_master_{name}",))[0][1])
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_tail_ack_mode_written_acks_a_commit_once_its_line_is_out(
+    mariadb_primary: MariaDBServer, tmp_path: Path, loop: str
+) -> None:
+    """``--semi-sync on --ack-mode written``: a commit returns only once its line is in
+    the output file, and every commit counts as acknowledged in time (500 ms)."""
+    srv = mariadb_primary
+    assert srv.sql("SELECT @@GLOBAL.rpl_semi_sync_master_enabled")[0][0] == 1
+    db = fresh_database(srv, "cliack")
+    srv.sql(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
+    out = tmp_path / "changes.jsonl"
+    env = {**os.environ, "REPLICA_CLIENT_PASSWORD": srv.password}
+    tail = subprocess.Popen(
+        [
+            *cli_command(),
+            "tail",
+            *connection_args(srv),
+            "--from-now",
+            "--semi-sync",
+            "on",
+            "--ack-mode",
+            "written",
+            "--loop",
+            loop,
+            "--tables",
+            f"{db}.t",
+            "--output",
+            str(out),
+            "-v",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    conn = pymysql.connect(
+        host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=True
+    )
+    commits = 200
+    try:
+        with conn.cursor() as cur:
+            deadline = time.monotonic() + 30
+            while _semi_sync_status(srv, "clients") != "1":
+                assert time.monotonic() < deadline and tail.poll() is None, "tail never registered"
+                time.sleep(0.05)
+            # commits made while no semi-sync replica was there switched the primary
+            # to asynchronous replication; it switches back once ACKs catch up
+            warm = 0
+            while _semi_sync_status(srv, "status") != "ON":
+                assert time.monotonic() < deadline, "semi-sync never came back on"
+                warm -= 1
+                cur.execute(f"INSERT INTO {db}.t VALUES (%s)", (warm,))
+            yes = int(_semi_sync_status(srv, "yes_tx"))
+            no = int(_semi_sync_status(srv, "no_tx"))
+            for i in range(commits):
+                cur.execute(f"INSERT INTO {db}.t VALUES (%s)", (i,))
+                last = json.loads(out.read_text().splitlines()[-1])
+                assert last["after"] == {"id": i}, f"commit {i} returned before its line"
+            assert int(_semi_sync_status(srv, "yes_tx")) - yes == commits
+            assert int(_semi_sync_status(srv, "no_tx")) - no == 0
+    finally:
+        conn.close()
+        tail.send_signal(signal.SIGTERM)
+        _, err = tail.communicate(timeout=30)
+    assert tail.returncode == 0, err
+    assert f"on {loop}'s event loop" in err
+    ids = [line["after"]["id"] for line in _lines(out.read_text())]
+    assert ids == list(range(-1, warm - 1, -1)) + list(range(commits))
