@@ -53,7 +53,15 @@ from typing import Any, Final, cast
 import pyarrow as pa
 
 from ..accel import speedups
-from ..binlog.events import MISSING, DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
+from ..binlog.events import (
+    MISSING,
+    ColumnInfo,
+    DeleteRowsEvent,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 from ..jsonvalues import decimal_text, json_value, set_labels, time_text
 
 __all__ = [
@@ -348,27 +356,67 @@ class _Texts:
         )
 
 
+def _spread(events: list[tuple[Any, ...]]) -> tuple[pa.Array, array[int], array[int]]:
+    """Per row of ``events`` (builder entries): the index of its event (as an Arrow
+    int32 array, to ``take`` the events' columns with), its ``row_index``, and its
+    ``seq`` minus its event's ``sequence(file, pos, 0)``."""
+    owner = array("i")
+    numbers = array("i")
+    offsets = array("i")
+    spare = len(_NUMBERS)
+    for i, entry in enumerate(events):
+        n = entry[_E_ROWS]
+        if n == 1:
+            owner.append(i)
+            numbers.append(0)
+            offsets.append(0)
+            continue
+        owner += array("i", (i,)) * n
+        counted = _NUMBERS[:n] if n <= spare else array("i", range(n))
+        numbers += counted
+        if entry[_E_OP] != "r":  # a snapshot read's rows share its point's seq
+            offsets += counted
+        else:
+            offsets += _ZEROS[:n] if n <= spare else array("i", bytes(4 * n))
+    return _int32s(owner), numbers, offsets
+
+
 class ChangelogBuilder:
     """Collects changelog rows; :meth:`take_batch` gives them as an Arrow record batch.
 
-    The JSON texts (``before``, ``after``, ``pk``) are kept row by row; the
-    columns every row of a rows event shares once per event, and spread to
-    the rows by Arrow when the batch is built.
+    The JSON texts (``before``, ``after``, ``pk``) are kept as Arrow's string
+    buffers, row by row; the columns every row of a rows event shares once per
+    event, and spread to the rows by Arrow when the batch is built.
     """
 
-    __slots__ = ("_cols", "_events", "rows")
+    __slots__ = ("_cols", "_events", "_names", "rows")
 
     def __init__(self) -> None:
-        #: before, after, pk: a text (or None) per row
+        #: before, after, pk
         self._cols = (_Texts(), _Texts(), _Texts())
         #: per event (or snapshot read): its row count, then what its rows share
         self._events: list[tuple[Any, ...]] = []
         self.rows = 0
+        #: id(TABLE_MAP columns) -> (those columns, their names): the decoder hands
+        #: a table's repeated TABLE_MAPs the same columns tuple
+        self._names: dict[int, tuple[tuple[ColumnInfo, ...], tuple[str, ...]]] = {}
+
+    def _names_of(self, table: TableMapEvent) -> tuple[str, ...]:
+        """``table.column_names``, built once per table definition."""
+        columns = table.columns
+        known = self._names.get(id(columns))
+        if known is not None and known[0] is columns:
+            return known[1]
+        names = table.column_names
+        if len(self._names) > 1024:
+            self._names.clear()
+        self._names[id(columns)] = (columns, names)
+        return names
 
     def add(self, event: RowsEvent, file: str, pos: int, gtid: str | None) -> None:
         """Add the rows of one rows event that starts at ``file:pos``."""
         table = event.table
-        names = table.column_names
+        names = self._names_of(table)
         pk = table.primary_key
         all_columns = (1 << len(names)) - 1
         full = event.columns_present & all_columns == all_columns
@@ -455,46 +503,38 @@ class ChangelogBuilder:
 
     def _take_arrays(self) -> list[pa.Array]:
         """The collected columns as Arrow arrays (typed as in ARROW_SCHEMA); empties them."""
-        events = self._events
-        owner = array("i")  # per row: its event's index in ``events``
-        numbers = array("i")  # per row: row_index
-        offsets = array("i")  # per row: seq - the event's sequence(file, pos, 0)
-        spare = len(_NUMBERS)
-        for i, entry in enumerate(events):
-            n = entry[_E_ROWS]
-            if n == 1:
-                owner.append(i)
-                numbers.append(0)
-                offsets.append(0)
-                continue
-            owner += array("i", (i,)) * n
-            counted = _NUMBERS[:n] if n <= spare else array("i", range(n))
-            numbers += counted
-            if entry[_E_OP] != "r":  # a snapshot read's rows share its point's seq
-                offsets += counted
-            else:
-                offsets += _ZEROS[:n] if n <= spare else array("i", bytes(4 * n))
-        take = _int32s(owner)
-        arrays: list[pa.Array] = [None] * len(FIELDS)
-        for column, place in _SHARED:
-            kind = ARROW_SCHEMA.field(column).type
-            arrays[column] = pa.array([e[place] for e in events], type=kind).take(take)
-        # which rows have a before, an after, a key: the event's op and table say
-        # (each column holds no bytes for the others). (pyarrow.compute is imported
-        # here: the driver's processes build no batches, and the import takes 50 ms;
-        # take() above has imported it already)
+        # (pyarrow.compute is imported here: the driver's processes build no
+        # batches, and the import takes 50 ms)
         import pyarrow.compute as pc
 
+        events = self._events
+        rows = self.rows
+        # what the rows of each event share, column by column
+        fields = list(zip(*events, strict=True))
+        arrays: list[pa.Array] = [None] * len(FIELDS)
+        for column, place in _SHARED:
+            arrays[column] = pa.array(fields[place], type=ARROW_SCHEMA.field(column).type)
+        keyed = pa.array(fields[_E_KEYED], type=pa.bool_())
+        bases = pa.array(fields[_E_SEQ], type=pa.int64())
+        if len(events) == rows:  # one row each (small transactions): nothing to spread
+            arrays[10] = _int32s(array("i", bytes(4 * rows)))
+            arrays[12] = bases
+        else:
+            take, numbers, offsets = _spread(events)
+            for column, _ in _SHARED:
+                arrays[column] = arrays[column].take(take)
+            keyed = keyed.take(take)
+            arrays[10] = _int32s(numbers)
+            arrays[12] = pc.add(bases.take(take), _int32s(offsets).cast(pa.int64()))
+        # which rows have a before, an after, a key: the event's op and table say
+        # (each column holds no bytes for the others)
         valid = (
             pc.is_in(arrays[0], value_set=_BEFORE_OPS),
             pc.is_in(arrays[0], value_set=_AFTER_OPS),
-            pa.array([e[_E_KEYED] for e in events], type=pa.bool_()).take(take),
+            keyed,
         )
         for column, texts, rows_valid in zip((3, 4, 5), self._cols, valid, strict=True):
             arrays[column] = texts.array(rows_valid)
-        arrays[10] = _int32s(numbers)
-        bases = pa.array([e[_E_SEQ] for e in events], type=pa.int64()).take(take)
-        arrays[12] = pc.add(bases, _int32s(offsets).cast(pa.int64()))
         self._cols = (_Texts(), _Texts(), _Texts())
         self._events = []
         self.rows = 0
@@ -503,8 +543,12 @@ class ChangelogBuilder:
     def ready(self) -> Iterator[pa.RecordBatch]:
         """A batch when at least :data:`BATCH_ROWS` rows are collected (or a column's
         text reached :data:`BATCH_TEXT_BYTES`), else nothing."""
-        if self.rows >= BATCH_ROWS or any(
-            len(texts.data) >= BATCH_TEXT_BYTES for texts in self._cols
+        before, after, pk = self._cols
+        if (
+            self.rows >= BATCH_ROWS
+            or len(before.data) >= BATCH_TEXT_BYTES
+            or len(after.data) >= BATCH_TEXT_BYTES
+            or len(pk.data) >= BATCH_TEXT_BYTES
         ):
             yield self.take_batch()
 
