@@ -510,7 +510,7 @@ class ChangelogBuilder:
         events = self._events
         rows = self.rows
         # what the rows of each event share, column by column
-        fields = list(zip(*events, strict=True))
+        fields = list(zip(*events, strict=True)) or [()] * (_E_KEYED + 1)
         arrays: list[pa.Array] = [None] * len(FIELDS)
         for column, place in _SHARED:
             arrays[column] = pa.array(fields[place], type=ARROW_SCHEMA.field(column).type)
