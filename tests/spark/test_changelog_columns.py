@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ def _expected_rows(event: RowsEvent, file: str, pos: int, gtid: str | None) -> l
     names = event.table.column_names
     pk = pk_texts(event.table.primary_key, names, rows, side)
     nulls: list[str | None] = [None] * len(rows)
+    before: Sequence[str | None]
+    after: Sequence[str | None]
     if op == "u":
         before, after = images_json(names, rows, 0, False), images_json(names, rows, 1, False)
     elif op == "c":
