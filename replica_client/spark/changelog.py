@@ -263,13 +263,8 @@ _NUMBERS: Final = array("i", range(1 << 16))
 _ZEROS: Final = array("i", bytes(4 << 16))
 assert _NUMBERS.itemsize == 4  # Arrow's int32
 
-# Where in a builder's ``_events`` entry each column shared by an event's rows is
-# (and whether its table has a key).
+# Where in a builder's ``_events`` entry each column shared by an event's rows is.
 _E_ROWS, _E_OP, _E_DB, _E_TABLE, _E_GTID, _E_SID, _E_FILE, _E_POS, _E_TS, _E_SEQ = range(10)
-_E_KEYED = 10
-#: The ops whose rows have a ``before`` image, and those with an ``after`` image.
-_BEFORE_OPS: Final = pa.array(["u", "d"])
-_AFTER_OPS: Final = pa.array(["c", "u", "r"])
 #: The schema's columns shared by the rows of one event: (column, place in the entry).
 _SHARED: Final = (
     (0, _E_OP), (1, _E_DB), (2, _E_TABLE), (6, _E_GTID), (7, _E_SID), (8, _E_FILE),
@@ -293,9 +288,9 @@ _END: Final = struct.Struct("=i")  # an end offset as _c_json_column writes it
 
 class _Texts:
     """One string column of a record batch kept as Arrow holds it: the UTF-8
-    bytes of its texts and their int32 end offsets (native order); NULL rows
-    hold no bytes, and which rows are NULL the builder knows per event. No
-    ``str`` is kept per row."""
+    bytes of its texts and their int32 end offsets (native order). A text is a
+    JSON object, never empty; a NULL row holds no bytes. No ``str`` is kept
+    per row."""
 
     __slots__ = ("data", "ends")
 
@@ -338,19 +333,21 @@ class _Texts:
             ends += _END.pack(len(data))
 
     def nulls(self, n: int) -> None:
-        """``n`` rows without text (NULL where the builder says so)."""
+        """``n`` NULL rows."""
         self.ends += _END.pack(len(self.data)) * n
 
-    def array(self, valid: pa.BooleanArray) -> pa.Array:
-        """The column as an Arrow string array over these buffers (not copied); row i
-        is NULL where ``valid[i]`` is false."""
+    def array(self) -> pa.Array:
+        """The column as an Arrow string array over these buffers (not copied)."""
+        import pyarrow.compute as pc  # (see ChangelogBuilder._take_arrays)
+
         n = len(self.ends) // 4 - 1
-        if self.ends[-4:] != _END.pack(len(self.data)) or valid.offset or len(valid) < n:
-            raise AssertionError("a string column's offsets do not match its rows")
         ends: bytearray | array[int] = self.ends
         if sys.byteorder == "big":  # Arrow's buffers are little-endian
             ends = array("i", self.ends)
             ends.byteswap()
+        offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(ends)])
+        # the rows holding text (a NULL row's end is its start)
+        valid = pc.greater(offsets[1:], offsets[:-1])
         return pa.Array.from_buffers(
             pa.string(), n, [valid.buffers()[1], pa.py_buffer(ends), pa.py_buffer(self.data)]
         )
@@ -458,7 +455,7 @@ class ChangelogBuilder:
         header = event.header
         self._events.append(
             (n, op, table.schema, table.table, gtid, header.server_id, file, pos,
-             header.timestamp * 1_000_000, sequence(file, pos, 0), bool(table.primary_key))
+             header.timestamp * 1_000_000, sequence(file, pos, 0))
         )  # fmt: skip
         self.rows += n
 
@@ -493,7 +490,7 @@ class ChangelogBuilder:
         c_before.nulls(n)
         self._events.append(
             (n, "r", db, table, gtid, 0, file, pos, int(at.timestamp() * 1_000_000),
-             sequence(file, pos, 0), True)
+             sequence(file, pos, 0))
         )  # fmt: skip
         self.rows += n
 
@@ -510,11 +507,10 @@ class ChangelogBuilder:
         events = self._events
         rows = self.rows
         # what the rows of each event share, column by column
-        fields = list(zip(*events, strict=True)) or [()] * (_E_KEYED + 1)
+        fields = list(zip(*events, strict=True)) or [()] * (_E_SEQ + 1)
         arrays: list[pa.Array] = [None] * len(FIELDS)
         for column, place in _SHARED:
             arrays[column] = pa.array(fields[place], type=ARROW_SCHEMA.field(column).type)
-        keyed = pa.array(fields[_E_KEYED], type=pa.bool_())
         bases = pa.array(fields[_E_SEQ], type=pa.int64())
         if len(events) == rows:  # one row each (small transactions): nothing to spread
             arrays[10] = _int32s(array("i", bytes(4 * rows)))
@@ -523,18 +519,10 @@ class ChangelogBuilder:
             take, numbers, offsets = _spread(events)
             for column, _ in _SHARED:
                 arrays[column] = arrays[column].take(take)
-            keyed = keyed.take(take)
             arrays[10] = _int32s(numbers)
             arrays[12] = pc.add(bases.take(take), _int32s(offsets).cast(pa.int64()))
-        # which rows have a before, an after, a key: the event's op and table say
-        # (each column holds no bytes for the others)
-        valid = (
-            pc.is_in(arrays[0], value_set=_BEFORE_OPS),
-            pc.is_in(arrays[0], value_set=_AFTER_OPS),
-            keyed,
-        )
-        for column, texts, rows_valid in zip((3, 4, 5), self._cols, valid, strict=True):
-            arrays[column] = texts.array(rows_valid)
+        for column, texts in zip((3, 4, 5), self._cols, strict=True):
+            arrays[column] = texts.array()
         self._cols = (_Texts(), _Texts(), _Texts())
         self._events = []
         self.rows = 0

@@ -118,6 +118,23 @@ def test_generated_images_are_written_as_the_python_writer_writes_them(seed: int
     assert pk_texts(key, names, pairs, 1) == (
         _python(names, pairs, 1, key) if key else [None] * len(pairs)
     )
+    # the changelog's columns: the same texts as Arrow strings (the accelerator's
+    # json_column, with the Python writer's text where it leaves an image)
+    # (a lone surrogate has no UTF-8: such a text cannot go into Arrow at all)
+    for side, images in ((-1, rows), (0, pairs), (1, pairs)):
+        for columns in (None, key):
+            expected: list[str | None] = [*_python(names, images, side, columns)]
+            column = changelog._Texts()
+            if any("\ud800" in str(text) for text in expected):
+                with pytest.raises(UnicodeEncodeError):
+                    column.images(names, images, side, False, columns)
+                continue
+            if columns is None:
+                column.images(names, images, side, False)
+            else:
+                column.keys(columns, names, images, side)
+                expected = expected if columns else [None] * len(images)
+            assert column.array().to_pylist() == expected
     accelerated = speedups()
     if accelerated is None:  # the pure-Python run: images_json is the Python writer
         assert changelog._c_json_images is None
