@@ -180,6 +180,12 @@ class Delivery:
     connection restarts. ``position`` and ``gtid_state`` move only at
     transaction boundaries.
 
+    A stream started from a GTID state (or "now", which the primary resolves to
+    one) resumes from its GTID state: the primary skipped the start's
+    transactions wherever they sit in its binlog, so a file position after one
+    of them would send the others again. Its checkpoints move only when the
+    state does (a resumed dump's header events name places it never passed).
+
     Args:
         start: the stream's start (a position, a GTID state, or None).
         remember: how many of the last delivered MariaDB GTIDs to keep, to name
@@ -187,6 +193,7 @@ class Delivery:
     """
 
     __slots__ = (
+        "_by_gtid",
         "_checkpoint",
         "_group",
         "_kinds",
@@ -200,6 +207,7 @@ class Delivery:
         self, start: FilePos | Gtid | MysqlGtidSet | None = None, *, remember: int = 100_000
     ) -> None:
         self._start_pos = start if isinstance(start, FilePos) else None
+        self._by_gtid = isinstance(start, Gtid | MysqlGtidSet)
         self._start_gtid: Gtid | MysqlGtidSet = (
             start if isinstance(start, Gtid | MysqlGtidSet) else Gtid("")
         )
@@ -243,6 +251,8 @@ class Delivery:
         """The first connection resolved the start ("now", "earliest") to this."""
         if self._resolved is None:
             self._resolved = resolved_start
+            if self._checkpoint is None and isinstance(resolved_start, Gtid | MysqlGtidSet):
+                self._by_gtid = True  # "now"
         if (
             self._checkpoint is None
             and not self._start_gtid
@@ -259,12 +269,11 @@ class Delivery:
             # the end of a transaction whose GTID event was handed out (a heartbeat
             # or a resumed dump's artificial events end nothing)
             group = self._group
-            completed = group is not None and item.countable and not item.skipped
-            if completed and type(group) is GtidEvent:
-                # the checkpoint's state holds its triple: no second one is built
-                self.recent.append(cp.mariadb.get(group.domain_id) or group.triple)
-            if cp is not self._checkpoint:
-                self._apply(cp)
+            if cp is not self._checkpoint and self._apply(cp):
+                completed = group is not None and item.countable and not item.skipped
+                if completed and type(group) is GtidEvent:
+                    # the checkpoint's state holds its triple: no second one is built
+                    self.recent.append(cp.mariadb.get(group.domain_id) or group.triple)
         elif item.countable and not item.skipped:  # skipped ones were counted before
             self._kinds.append(event.header[1] if event is not None else _ANY_EVENT)
         if type(event) in _GTID_EVENT_TYPES:
@@ -272,7 +281,8 @@ class Delivery:
             self._group = cast("GtidEvent | MysqlGtidEvent", event)
         return completed
 
-    def _apply(self, cp: Checkpoint) -> None:
+    def _apply(self, cp: Checkpoint) -> bool:
+        """Move to ``cp``; False when it is no progress."""
         last = self._checkpoint
         # (positions first: comparing whole checkpoints costs a tuple of fields each)
         if (last is not None and cp.pos == last.pos and cp == last) or (
@@ -281,10 +291,17 @@ class Delivery:
             # No progress (the artificial ROTATE/FDE of a resumed dump, a heartbeat):
             # keep counting, or a second cut while the resumed dump is still
             # skipping would resume with too small a skip and repeat events.
-            return
+            return False
+        if self._by_gtid and (
+            cp.gtid_state == self._start_gtid
+            if last is None
+            else cp.mariadb == last.mariadb and cp.mysql == last.mysql
+        ):
+            return False  # the same state elsewhere (a dump's header events)
         self._checkpoint = cp
         self._kinds = []
         self._group = None
+        return True
 
     def resume_point(self, *, by_gtid: bool = False) -> ResumePoint:
         """Where a new connection restarts the dump.
@@ -304,10 +321,18 @@ class Delivery:
                     "(it started at a file position of a MySQL primary, or has seen no GTID)"
                 )
             start = state
+        elif self._by_gtid:
+            start = state
         else:
             start = self.position or self._resolved
         kinds = tuple(self._kinds)
         group = self._group.gtid if kinds and self._group is not None else None
+        if (by_gtid or self._by_gtid) and kinds:
+            # a dump by GTID sends its header events first, then the interrupted
+            # transaction: what it sends again starts at that transaction's GTID event
+            at = [i for i, kind in enumerate(kinds) if kind in _GTID_TYPE_CODES]
+            kinds = kinds[at[-1] :] if at and group is not None else ()
+            group = group if kinds else None
         return ResumePoint(start, state, kinds, group)
 
     def missing_on(
@@ -320,6 +345,9 @@ class Delivery:
 
 _ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept
 #: The classes of events that open a transaction group (a type test per event).
+_GTID_TYPE_CODES: Final = frozenset(
+    {EventType.GTID_EVENT, EventType.GTID_LOG_EVENT, EventType.GTID_TAGGED_LOG_EVENT}
+)
 _GTID_EVENT_TYPES: Final = frozenset({GtidEvent, MysqlGtidEvent, *MysqlGtidEvent.__subclasses__()})
 
 
@@ -360,6 +388,7 @@ class ReplicaSession:
         "_resume_skip",
         "_seen_since_start",
         "_semi",
+        "_skip_from_gtid",
         "_t",
     )
 
@@ -385,6 +414,9 @@ class ReplicaSession:
             gtid_state = start
         self._t = TransactionTracker(start if isinstance(start, FilePos) else None, gtid_state)
         self._resume_skip = resume_skip
+        # A dump by GTID re-sends its header events before the interrupted
+        # transaction: counting starts at the first GTID event.
+        self._skip_from_gtid = bool(resume_skip) and isinstance(start, Gtid | MysqlGtidSet)
         #: GTID of the interrupted transaction, checked against the re-sent one.
         self._resume_gtid = resume_gtid
         self._ack_on_receipt = ack_on_receipt
@@ -598,7 +630,12 @@ class ReplicaSession:
             checkpoint = t.checkpoint()
         skipped = False
         if countable and self._resume_skip:
-            skipped = self._skip(event, type_code)
+            if self._skip_from_gtid and not isinstance(event, GtidEvent | MysqlGtidEvent):
+                # a dump by GTID sends its header events before the interrupted
+                # transaction; a later restart by GTID sends them again: not counted
+                countable = False
+            else:
+                skipped = self._skip(event, type_code)
         if needs_ack and self._ack_on_receipt:
             early = self._early_acks
             if early and early[0] is payload:
@@ -659,6 +696,7 @@ class ReplicaSession:
         expected = self._resume_skip
         if index >= len(expected):
             return False
+        self._skip_from_gtid = False
         self._seen_since_start = index + 1
         group = self._resume_gtid
         if (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
+import uuid
 
 import pytest
 
@@ -100,10 +101,12 @@ async def test_await_form_and_aclose() -> None:
 async def test_mysql_flavor_binlog_dump_gtid() -> None:
     b = BinlogBuilder()
     b.fde()
+    sid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    # (a dump by GTID set sends no anonymous transaction: each has its GTID event)
+    b.add(33, b"\x01" + uuid.UUID(sid).bytes + struct.pack("<q", 6))
     b.add(2, query_body("BEGIN"))
     b.add(2, query_body("INSERT INTO t VALUES (1)"))
     b.add(16, struct.pack("<Q", 9))
-    sid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     primary = FakePrimary(flavor="mysql", events=[fake_rotate(b.file), *b.events])
     server = await serve(lambda i: primary)
     cfg = _cfg(server, start=MysqlGtidSet(f"{sid}:1-5"))
@@ -112,6 +115,7 @@ async def test_mysql_flavor_binlog_dump_gtid() -> None:
     assert [type(e).__name__ for e in events] == [
         "RotateEvent",
         "FormatDescriptionEvent",
+        "MysqlGtidEvent",
         "QueryEvent",
         "QueryEvent",
         "XidEvent",
@@ -122,6 +126,7 @@ async def test_mysql_flavor_binlog_dump_gtid() -> None:
                for q in primary.queries)
     assert any("@replica_uuid" in q for q in primary.queries)
     assert stream.position == FilePos(b.file, b.pos)
+    assert stream.gtid_state == MysqlGtidSet(f"{sid}:1-6")
 
 
 async def test_mysql_semi_sync_variables() -> None:

@@ -9,7 +9,10 @@ For each flavour, against a private primary:
   transactions), and after the last transaction ``stream.gtid_state`` and
   ``stream.position`` equal the server's own GTID state and binlog end;
 - the dump thread KILLed in the middle of a transaction: the stream resumes and
-  hands out every row once;
+  hands out every row once; after a GTID start it resumes by GTID (a KILL in
+  the first transaction of a file whose earlier transactions the primary
+  skipped; on MySQL, a transaction of the start set written after a
+  reconnect stays excluded);
 - semi-sync: 1000 commits at a 500 ms timeout, every one acknowledged in time,
   with a ``changes()`` consumer that stops right after the last change.
 """
@@ -45,12 +48,20 @@ _IDS = [v.label for v in FLAVORS]
 def server(
     request: pytest.FixtureRequest, mariadb_primary_factory: PrimaryFactory
 ) -> Iterator[MariaDBServer]:
-    srv = mariadb_primary_factory(request.param)
+    yield _prepared(mariadb_primary_factory(request.param))
+
+
+@pytest.fixture
+def mysql_server(mariadb_primary_factory: PrimaryFactory) -> Iterator[MariaDBServer]:
+    yield _prepared(mariadb_primary_factory(FLAVORS[2]))
+
+
+def _prepared(srv: MariaDBServer) -> MariaDBServer:
     repl_user(srv)
     srv.sql("CREATE DATABASE IF NOT EXISTS rc_flavor")
     srv.sql("DROP TABLE IF EXISTS rc_flavor.t")
     srv.sql("CREATE TABLE rc_flavor.t (id INT PRIMARY KEY, note VARCHAR(64), n INT)")
-    yield srv
+    return srv
 
 
 def _mariadb(srv: MariaDBServer) -> bool:
@@ -152,6 +163,12 @@ def _write_batch(srv: MariaDBServer) -> None:
     )
 
 
+def _killable(srv: MariaDBServer, start: Any, **options: Any) -> rc.ReplicaConfig:
+    """A stream that reconnects at once after its dump thread is KILLed."""
+    reconnect = rc.ReconnectPolicy(initial_delay=0.05, max_delay=0.2)
+    return config_for(srv, start=start, reconnect=reconnect, **options)
+
+
 def _dump_threads(srv: MariaDBServer, user: str) -> list[int]:
     return [
         int(row[0])
@@ -173,12 +190,7 @@ async def test_kill_of_the_dump_thread_mid_transaction_delivers_every_row_once(
     for batch in range(5):
         values = ",".join(f"({batch * 2000 + i}, REPEAT('x', 2500))" for i in range(2000))
         srv.sql_many(["BEGIN", f"INSERT INTO rc_flavor.wide VALUES {values}", "COMMIT"])
-    cfg = config_for(
-        srv,
-        start=start,
-        max_buffered_events=8,
-        reconnect=rc.ReconnectPolicy(initial_delay=0.05, max_delay=0.2),
-    )
+    cfg = _killable(srv, start, max_buffered_events=8)
     seen: list[int] = []
     kills = 0
     async with rc.connect(cfg) as stream:
@@ -198,6 +210,91 @@ async def test_kill_of_the_dump_thread_mid_transaction_delivers_every_row_once(
     assert kills >= 2 and kills - 1 <= reconnects <= kills
     assert len(seen) == len(set(seen)) == 10_000
     assert seen == sorted(seen)
+
+
+async def test_a_kill_in_the_first_transaction_after_a_gtid_start_resumes_that_transaction(
+    server: MariaDBServer,
+) -> None:
+    """The dump starts by GTID in a file whose earlier transactions the primary skips:
+    a cut in the first transaction it sends resumes by GTID, not at the file's start;
+    a second cut in the same transaction, after the restarted dump's header events,
+    resumes it again."""
+    srv = server
+    srv.sql("DROP TABLE IF EXISTS rc_flavor.wide")
+    srv.sql("CREATE TABLE rc_flavor.wide (id INT PRIMARY KEY, body TEXT)")
+    srv.sql("FLUSH BINARY LOGS")
+    for i in range(3):  # in the same file, before the start: never delivered
+        srv.sql(f"INSERT INTO rc_flavor.t VALUES ({i}, 'before the start', 0)")
+    start = _gtid_state(srv)
+    # more than the socket buffers hold: the connection breaks inside it, twice
+    values = ",".join(f"({i}, REPEAT('x', 2500))" for i in range(8000))
+    srv.sql_many(["BEGIN", f"INSERT INTO rc_flavor.wide VALUES {values}", "COMMIT"])
+    srv.sql("INSERT INTO rc_flavor.t VALUES (10, 'after', 0)")
+    cfg = _killable(srv, start, max_buffered_events=8)
+    rows: list[int] = []
+    others: list[int] = []
+    kills = 0
+    async with rc.connect(cfg) as stream:
+        async with asyncio.timeout(60):
+            async for change in stream.changes():
+                if change.table == "wide":
+                    rows.append(int((change.after or {})["id"]))
+                    # at the first row, and at the first row the next connection sent
+                    if len(rows) == 1 or (stream.reconnects == 1 and kills == 1):
+                        for thread in _dump_threads(srv, cfg.user):
+                            srv.sql(f"KILL {thread}")
+                        kills += 1
+                elif change.table == "t":
+                    others.append(int((change.after or {})["id"]))
+                    break
+        reconnects = stream.reconnects
+    assert kills == reconnects == 2
+    assert rows == list(range(8000))
+    assert others == [10]
+
+
+async def test_a_gtid_start_excludes_its_transactions_after_a_reconnect(
+    mysql_server: MariaDBServer,
+) -> None:
+    """MySQL skips the start set's transactions wherever they sit in the binlog: one
+    written after a reconnect stays excluded (the stream resumes by the set)."""
+    srv = mysql_server
+    foreign = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    start = rc.MysqlGtidSet(f"{_gtid_state(srv)},{foreign}:1")
+    srv.sql("INSERT INTO rc_flavor.t VALUES (1, 'first', 0)")
+    cfg = _killable(srv, start)
+    got: list[int] = []
+
+    async def write_once_reconnected(stream: rc.BinlogStream) -> None:
+        while stream.reconnects == 0:
+            await asyncio.sleep(0.02)
+        await asyncio.to_thread(
+            srv.sql_many,
+            [
+                f"SET gtid_next = '{foreign}:1'",
+                "INSERT INTO rc_flavor.t VALUES (2, 'in the start set', 0)",
+                "SET gtid_next = 'AUTOMATIC'",
+                "INSERT INTO rc_flavor.t VALUES (3, 'last', 0)",
+            ],
+        )
+
+    async with rc.connect(cfg) as stream:
+        writer: asyncio.Task[None] | None = None
+        async with asyncio.timeout(60):
+            async for change in stream.changes():
+                if change.table != "t":
+                    continue
+                got.append(int((change.after or {})["id"]))
+                if len(got) == 1:
+                    # a cut between transactions: nothing left to skip
+                    for thread in _dump_threads(srv, cfg.user):
+                        srv.sql(f"KILL {thread}")
+                    writer = asyncio.create_task(write_once_reconnected(stream))
+                if got[-1] == 3:
+                    break
+        assert writer is not None
+        await writer
+    assert got == [1, 3]
 
 
 def _status_prefix(srv: MariaDBServer) -> str:
