@@ -141,6 +141,22 @@ static PyObject *call_fallback(Column *c, Ctx *ctx, Py_ssize_t *pos) {
     return value;
 }
 
+/* Write v as exactly width decimal digits, zero-padded (v < 10**width). */
+static int put_digits(char *dst, uint32_t v, int width) {
+    for (int i = width - 1; i >= 0; i--) {
+        dst[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return width;
+}
+
+/* An ASCII text as a str, without the UTF-8 decoder. */
+static PyObject *ascii_str(const char *text, Py_ssize_t n) {
+    PyObject *s = PyUnicode_New(n, 127);
+    if (s != NULL) memcpy(PyUnicode_1BYTE_DATA(s), text, (size_t)n);
+    return s;
+}
+
 static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
     int precision = c->a, scale = c->b;
     int intg = precision - scale;
@@ -163,13 +179,13 @@ static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
         uint32_t v = (uint32_t)be_n(p, nb);
         p += nb;
         if (v >= POW10[lead_digits]) return NULL;
-        nd += sprintf(digits + nd, "%u", v);
+        nd += put_digits(digits + nd, v, lead_digits); /* leading zeros dropped below */
     }
     for (int g = 0; g < int_groups; g++) {
         uint32_t v = be32(p);
         p += 4;
         if (v >= 1000000000u) return NULL;
-        nd += sprintf(digits + nd, "%09u", v);
+        nd += put_digits(digits + nd, v, 9);
     }
     int first = 0;
     while (first < nd - 1 && digits[first] == '0') first++;
@@ -181,14 +197,14 @@ static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
         p += 4;
         if (v >= 1000000000u) return NULL;
         if (v) frac_zero = 0;
-        nf += sprintf(frac + nf, "%09u", v);
+        nf += put_digits(frac + nf, v, 9);
     }
     if (trail_digits) {
         int nb = DIG2BYTES[trail_digits];
         uint32_t v = (uint32_t)be_n(p, nb);
         if (v >= POW10[trail_digits]) return NULL;
         if (v) frac_zero = 0;
-        nf += sprintf(frac + nf, "%0*u", trail_digits, v);
+        nf += put_digits(frac + nf, v, trail_digits);
     }
     if (int_zero && frac_zero) negative = 0;
     if (negative) *out++ = '-';
@@ -203,7 +219,7 @@ static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
         memcpy(out, frac, (size_t)nf);
         out += nf;
     }
-    PyObject *s = PyUnicode_FromStringAndSize(text, out - text);
+    PyObject *s = ascii_str(text, out - text);
     if (s == NULL) return NULL;
     PyObject *value = PyObject_CallOneArg(c->obj, s);
     Py_DECREF(s);

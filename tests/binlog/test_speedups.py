@@ -27,6 +27,7 @@ import sys
 import weakref
 import zlib
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -45,6 +46,7 @@ from replica_client.binlog.rows import RowDecoder
 from replica_client.errors import MalformedEventError
 from replica_client.position import FilePos, Gtid
 from replica_client.session import StreamItem
+from tests.binlog.test_decimal import decimals, encode_decimal
 from tests.binlog_files import FIXTURES
 
 
@@ -154,6 +156,31 @@ def test_accelerated_rows_equal_pure_rows(
     ]
     for call in calls:
         assert _outcome(call, fast) == _outcome(call, pure)
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases=st.lists(decimals(), min_size=1, max_size=6))
+def test_accelerated_decimals_equal_the_values_written(
+    cases: list[tuple[Decimal, int, int]],
+) -> None:
+    # Valid DECIMALs of every precision and scale (random bytes above rarely are):
+    # the value, its scale and its text, as the pure reader gives them.
+    cols = tuple(
+        ColumnInfo(i, T.NEWDECIMAL, T.NEWDECIMAL, (p << 8) | s, True, f"c{i}")
+        for i, (_, p, s) in enumerate(cases)
+    )
+    table = TableMapEvent(EventHeader(0, 19, 1, 0, 0, 0), 1, 0, "db", "t", cols)
+    data = bytes((len(cases) + 7) // 8) + b"".join(encode_decimal(*case) for case in cases)
+    fast = RowDecoder(table)
+    pure = RowDecoder(table)
+    pure._plan = None
+    assert fast._plan is not None
+    everything = (1 << len(cases)) - 1
+    view = memoryview(data)
+    (row,) = fast.decode_rows(view, 0, len(data), everything)
+    (expected,) = pure.decode_rows(view, 0, len(data), everything)
+    assert [str(v) for v in row] == [str(v) for v in expected]
+    assert [(v, v.as_tuple().exponent) for v in row] == [(value, -s) for value, _, s in cases]
 
 
 # -- event_head: the accelerated prologue of EventDecoder.decode ------------------------
