@@ -10,6 +10,8 @@ static PyMethodDef module_methods[] = {
      "event_head(data, crc_mode) -> EventHeader or None (see binlog/decoder.py)"},
     {"event_head_setup", (PyCFunction)event_head_setup, METH_VARARGS,
      "event_head_setup(EventHeader, zlib.crc32): the types event_head builds and calls"},
+    {"crc32", (PyCFunction)crc32_of, METH_O,
+     "crc32(data) -> int: the CRC-32 event_head verifies (zlib.crc32's)"},
     {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
     {"row_dicts", (PyCFunction)(void (*)(void))row_dicts, METH_FASTCALL,
@@ -51,6 +53,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_INCREF(&MakerType);
     if (PyModule_AddObject(m, "Maker", (PyObject *)&MakerType) < 0) {
         Py_DECREF(&MakerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddObject(m, "CRC_FOLDS", PyBool_FromLong(crc_accelerated())) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -26,6 +26,8 @@ PyObject *frame_events(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 
 /* header.c: the common event header, checksum verified (binlog/decoder.py) */
 void crc_init(void);
+int crc_accelerated(void); /* 1: CRC-32 by carry-less multiplication on this CPU */
+PyObject *crc32_of(PyObject *module, PyObject *data);
 PyObject *event_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *event_head_setup(PyObject *module, PyObject *args);
 
