@@ -17,6 +17,7 @@ This module does the file I/O (mmap); the decoding is ``binlog.EventDecoder``.
 from __future__ import annotations
 
 import gzip
+import itertools
 import mmap
 import os
 import re
@@ -25,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from .binlog.constants import BINLOG_MAGIC
+from .binlog.constants import BINLOG_MAGIC, EventType
 from .binlog.decoder import EventDecoder
 from .binlog.events import Event
 from .binlog.legacy import OLD_HEADER_LEN
@@ -33,11 +34,27 @@ from .config import DecoderOptions, TableFilter
 from .errors import ConfigError, MalformedEventError, ReplicaError, TruncatedBinlogError
 from .position import FilePos
 
-__all__ = ["BinlogFileReader", "binlog_files_in", "open_binlog"]
+__all__ = ["BinlogFileReader", "binlog_files_in", "file_spans", "open_binlog"]
 
 _NUMBERED: Final = re.compile(r".*\.(\d+)(\.gz)?$")
 _RELEASE_EVERY: Final = 16 << 20  # bytes of mapped file read between page releases
 _SIZE_OFFSET: Final = 9  # event_size u32 sits at bytes 9..12 of the header
+_TYPE_OFFSET: Final = 4
+#: The events that open a transaction: where a file may be cut into spans.
+_TRANSACTION_STARTS: Final = frozenset(
+    {
+        EventType.GTID_EVENT,
+        EventType.GTID_LOG_EVENT,
+        EventType.ANONYMOUS_GTID_LOG_EVENT,
+        EventType.GTID_TAGGED_LOG_EVENT,
+    }
+)
+_V4_HEADER: Final = 19
+_FDE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
+#: Events that set how the file's later events are read: decoded in every span.
+_FILE_STATE: Final = frozenset(
+    {EventType.FORMAT_DESCRIPTION_EVENT, EventType.START_ENCRYPTION_EVENT}
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -69,15 +86,39 @@ def binlog_files_in(directory: PathLike) -> list[Path]:
 class BinlogFileReader:
     """Iterates the events of one or more binlog files. Use as a context manager.
 
+    Args:
+        files: the files, read in this order.
+        options: the decoder's options.
+        span: ``(lo, hi)``: read only the transactions of one file whose GTID
+            event starts in ``[lo, hi)`` (the events before the first
+            transaction go with ``lo == 0``), so that spans that tile the file
+            read each of its events once, in parallel (:func:`file_spans`).
+            ``lo`` is 0 or where a GTID event starts: the reader goes there
+            straight after the file's FORMAT_DESCRIPTION_EVENT (so no other
+            event before ``lo`` may change how later ones read, as a relay
+            log's second FDE does; :func:`file_spans` never cuts such a file
+            after it). An encrypted
+            file (its events' sizes are encrypted too) or a pre-v4 one is one
+            span: ``lo == 0`` reads it all, the others nothing.
+
     Attributes:
         event_position: ``FilePos`` where the event last yielded starts.
         position: ``FilePos`` just after the event last yielded.
     """
 
-    def __init__(self, files: Sequence[Path], options: DecoderOptions) -> None:
+    def __init__(
+        self,
+        files: Sequence[Path],
+        options: DecoderOptions,
+        *,
+        span: tuple[int, int] | None = None,
+    ) -> None:
         if not files:
             raise ConfigError("no binlog files given")
+        if span is not None and (len(files) != 1 or not 0 <= span[0] <= span[1]):
+            raise ConfigError(f"a span {span!r} is a range of offsets in one file")
         self.files = list(files)
+        self._span = span
         self.options = options
         self.decoder = EventDecoder(options)
         # (file, start, end) of the event last yielded; FilePos objects are
@@ -138,6 +179,10 @@ class BinlogFileReader:
             pos = len(BINLOG_MAGIC)
             decode = decoder.iter_decode
             released = 0
+            span = self._span
+            lo, hi = span if span is not None else (0, size)
+            # the events before the first transaction belong to the first span
+            mine = lo == 0
             while pos < size:
                 if self._closed:
                     return
@@ -167,8 +212,35 @@ class BinlogFileReader:
                         event_type=data[pos + 4],
                         position=pos,
                     )
-                self._where = (name, pos, end)
-                yield from decode(data[pos:end], pos)
+                read = state = True
+                if span is not None:
+                    kind = data[pos + _TYPE_OFFSET]
+                    if kind in _TRANSACTION_STARTS:
+                        mine = lo <= pos < hi
+                    read = mine
+                    state = pos == len(BINLOG_MAGIC) or kind in _FILE_STATE
+                    if state and not mine:  # how the later events read: decoded in every span
+                        for _ in decode(data[pos:end], pos):
+                            pass
+                if read:
+                    self._where = (name, pos, end)
+                    yield from decode(data[pos:end], pos)
+                if span is not None and state:
+                    if kind == EventType.START_ENCRYPTION_EVENT or decoder.binlog_version != 4:
+                        span = None  # one span: encrypted sizes, or a log without GTID events
+                        if not mine:
+                            return
+                    elif lo > end and (end + 5 > size or data[end + 4] not in _FILE_STATE):
+                        # after the FDE, straight to the span's first transaction
+                        if lo < size and (
+                            lo + _V4_HEADER > size
+                            or data[lo + _TYPE_OFFSET] not in _TRANSACTION_STARTS
+                        ):
+                            raise ConfigError(
+                                f"span {span!r} of {name}: no transaction starts at {lo} "
+                                "(cut files with file_spans)"
+                            )
+                        end = lo
                 pos = end
                 if pos - released >= _RELEASE_EVERY and isinstance(data, mmap.mmap):
                     # Events are copied out of the map: let the pages read so
@@ -177,6 +249,44 @@ class BinlogFileReader:
                     upto = pos - pos % mmap.PAGESIZE
                     data.madvise(mmap.MADV_DONTNEED, released, upto - released)
                     released = upto
+
+
+def file_spans(path: PathLike, span_bytes: int) -> list[tuple[int, int]]:
+    """Cut one binlog file into spans of about ``span_bytes`` at transaction starts.
+
+    The spans, ``(lo, hi)`` in order, tile the file; each but the first starts
+    at a transaction's GTID event at least ``span_bytes`` after the previous
+    cut, so that :class:`BinlogFileReader` with ``span=`` reads each from its
+    start. One span when the file is smaller, encrypted, of a pre-v4 format,
+    has a second FORMAT_DESCRIPTION_EVENT (a relay log's), or no GTID events
+    after the first ``span_bytes``. Only the headers are
+    read (one pass over the file's event sizes); a malformed or truncated file
+    stops the cutting there, and its readers report it.
+    """
+    if span_bytes < 1:
+        raise ConfigError(f"span_bytes must be positive, got {span_bytes}")
+    with _open_bytes(Path(path)) as data:
+        size = len(data)
+        magic = len(BINLOG_MAGIC)
+        if size <= span_bytes or size < magic + _V4_HEADER or data[magic + _TYPE_OFFSET] != _FDE:
+            return [(0, size)]
+        cuts = [0]
+        pos, next_cut = magic, span_bytes
+        while pos + _V4_HEADER <= size:
+            kind = data[pos + _TYPE_OFFSET]
+            if kind in _FILE_STATE and pos > magic:
+                # encrypted, or a relay log's second FDE: the readers of a span
+                # go from the first FDE straight to their start
+                return [(0, size)]
+            if pos >= next_cut and kind in _TRANSACTION_STARTS:
+                cuts.append(pos)
+                next_cut = pos + span_bytes
+            event_size = int.from_bytes(data[pos + _SIZE_OFFSET : pos + _SIZE_OFFSET + 4], "little")
+            if event_size < _V4_HEADER:
+                break
+            pos += event_size
+    cuts.append(size)
+    return list(itertools.pairwise(cuts))
 
 
 class _open_bytes:  # noqa: N801 - used like a function

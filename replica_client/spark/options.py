@@ -42,6 +42,7 @@ _KNOWN: Final = frozenset(
         "password",
         "serverid",
         "startingposition",
+        "splitbytes",
         "tables",
         "excludetables",
         "keyfile",
@@ -150,6 +151,8 @@ class SourceOptions:
     max_bytes_per_trigger: int | None = DEFAULT_MAX_BYTES_PER_TRIGGER
     max_partitions: int = 16
     partition_bytes: int = 4 << 20
+    #: batch: a file larger than this is read by several tasks, cut at transaction starts.
+    split_bytes: int = 16 << 20
     connect_timeout: float = 10.0
     read_timeout: float = 60.0
     tls: TlsMode = "off"
@@ -214,7 +217,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
                 f"unknown option {name!r} for mariadb_binlog; known: "
                 "host, port, hosts, user, password, server_id, startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
-                "maxBytesPerTrigger, maxPartitions, partitionBytes, connectTimeout, "
+                "maxBytesPerTrigger, maxPartitions, partitionBytes, splitBytes, connectTimeout, "
                 "readTimeout, tls, tlsCa, snapshotChunkRows, typed, invalidValues, path"
             )
         opts[key] = "" if value is None else str(value)
@@ -267,6 +270,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         max_bytes_per_trigger=max_bytes or None,
         max_partitions=_int(opts, "maxpartitions", 16, 1) or 16,
         partition_bytes=_int(opts, "partitionbytes", 4 << 20, 1) or (4 << 20),
+        split_bytes=_int(opts, "splitbytes", 16 << 20, 1) or (16 << 20),
         connect_timeout=_float(opts, "connecttimeout", 10.0),
         read_timeout=_float(opts, "readtimeout", 60.0),
         tls=tls,

@@ -63,7 +63,7 @@ from ..binlog.decoder import EventDecoder
 from ..binlog.events import GtidEvent, RowsEvent
 from ..config import DecoderOptions
 from ..errors import ConfigError
-from ..files import BinlogFileReader, binlog_files_in
+from ..files import BinlogFileReader, binlog_files_in, file_spans
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
 from .options import SourceOptions, parse_options
 from .planner import Offset, StreamPlanner, TxnSlice, query
@@ -174,11 +174,12 @@ def _decoder_options(opts: SourceOptions, keys: dict[int, bytes] | None) -> Deco
 
 
 class FilePartition(InputPartition):
-    """One binlog file, read whole by one task."""
+    """A binlog file, or a span of one (``files.file_spans``), read by one task."""
 
-    def __init__(self, index: int, path: str) -> None:
+    def __init__(self, index: int, path: str, span: tuple[int, int] | None = None) -> None:
         self.index = index
         self.path = path
+        self.span = span
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[Path]:
@@ -213,7 +214,9 @@ def _ext_number(path: Path) -> int:
 
 
 class BinlogBatchReader(DataSourceReader):
-    """``spark.read.format("mariadb_binlog").load(path)``: one partition per file."""
+    """``spark.read.format("mariadb_binlog").load(path)``: a partition per file, or per
+    ``splitBytes`` of a larger one, cut where a transaction starts (the driver reads
+    only the files' event headers for that)."""
 
     def __init__(self, opts: SourceOptions, schema: StructType) -> None:
         self.opts = opts
@@ -223,16 +226,26 @@ class BinlogBatchReader(DataSourceReader):
         self.keys = _encryption_keys(opts)
 
     def partitions(self) -> list[FilePartition]:
-        return [FilePartition(i, f) for i, f in enumerate(self.files)]
+        parts: list[FilePartition] = []
+        for path in self.files:
+            if path.endswith(".gz"):  # cutting would decompress it in the driver too
+                parts.append(FilePartition(len(parts), path))
+                continue
+            spans = file_spans(path, self.opts.split_bytes)
+            for span in spans:
+                parts.append(FilePartition(len(parts), path, span if len(spans) > 1 else None))
+        return parts
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, FilePartition)
-        return _conform(self._batches(partition.path), _arrow_schema_for(self.schema))
+        batches = self._batches(partition.path, partition.span)
+        return _conform(batches, _arrow_schema_for(self.schema))
 
-    def _batches(self, path: str) -> Iterator[pa.RecordBatch]:
+    def _batches(self, path: str, span: tuple[int, int] | None) -> Iterator[pa.RecordBatch]:
         builder = _builder(self.opts, self.schema)
         gtid: str | None = None
-        reader = BinlogFileReader([Path(path)], _decoder_options(self.opts, self.keys))
+        options = _decoder_options(self.opts, self.keys)
+        reader = BinlogFileReader([Path(path)], options, span=span)
         with reader:
             for event in reader:
                 if isinstance(event, RowsEvent):

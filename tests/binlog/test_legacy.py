@@ -26,6 +26,7 @@ from replica_client.binlog.events import (
     LoadEvent,
     StartEventV3,
 )
+from replica_client.files import BinlogFileReader
 from tests.binlog_files import FIXTURES
 
 MAGIC = b"\xfebin"
@@ -146,6 +147,12 @@ def test_v3_log_turns_start_positions_into_end_positions(tmp_path: Path) -> None
     assert isinstance(exec_load, ExecLoadEvent) and exec_load.file_id == 9
     assert isinstance(delete, DeleteFileEvent) and delete.file_id == 9
     assert isinstance(rotate, rc.RotateEvent) and rotate.next_file == "legacy-bin.002"
+    # a pre-v4 log has no GTID events to cut at: one span, read by the first
+    options = rc.open_binlog(path).options
+    size = len(out)
+    for span, expected in (((0, size // 3), len(decoded)), ((size // 3, size), 0)):
+        with BinlogFileReader([path], options, span=span) as reader:
+            assert len(list(reader)) == expected
 
 
 def test_log_without_start_event_is_v3(tmp_path: Path) -> None:

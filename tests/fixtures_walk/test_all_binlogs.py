@@ -9,6 +9,7 @@ raise the typed error named below, at the position named below.
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 from collections import Counter
@@ -19,6 +20,8 @@ import pytest
 import replica_client as rc
 from replica_client.binlog.constants import BinlogChecksumAlg, EventType
 from replica_client.binlog.events import TransactionPayloadEvent
+from replica_client.config import DecoderOptions
+from replica_client.files import BinlogFileReader, file_spans
 from tests.binlog_files import FIXTURES
 
 _SIDECARS = {".md", ".txt", ".sql"}
@@ -126,6 +129,62 @@ def test_totals() -> None:
     assert counts["IncidentEvent"] == 1
     assert counts["StartEventV3"] == 0  # no v1/v3 fixture: see tests/binlog/test_legacy.py
     assert sum(counts.values()) - counts["inner"] == 11297
+
+
+# -- spans: one file read by several tasks (the Spark batch source) --------------------
+
+
+def _read_span(path: Path, span: tuple[int, int] | None) -> list[tuple[object, ...]]:
+    with BinlogFileReader([path], DecoderOptions(), span=span) as reader:
+        return [
+            (reader.event_position, type(event).__name__, repr(getattr(event, "rows", None)))
+            for event in reader
+        ]
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if _id(p) not in NEGATIVE], ids=_id)
+def test_spans_that_tile_a_file_read_each_event_once(path: Path) -> None:
+    whole = _read_span(path, None)
+    size = _size(path)
+    for span_bytes in (size // 2, size // 3, size // 7, 2048, 1):
+        spans = file_spans(path, max(span_bytes, 1))
+        assert spans[0][0] == 0 and spans[-1][1] == size
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+        read = [_read_span(path, span) for span in spans]
+        assert [event for events in read for event in events] == whole, span_bytes
+        # each span after the first starts at a transaction's GTID event
+        for (lo, _), events in zip(spans[1:], read[1:], strict=True):
+            assert events[0][1] in _OPENS_TRANSACTION
+            assert events[0][0] == rc.FilePos(path.name.removesuffix(".gz"), lo)
+
+
+_OPENS_TRANSACTION = {"GtidEvent", "MysqlGtidEvent", "AnonymousGtidEvent"}
+
+
+def test_files_are_cut_where_a_transaction_starts_after_the_span_size() -> None:
+    # Cut in two exactly when a GTID event starts in the second half, the file
+    # has one FORMAT_DESCRIPTION_EVENT (not a relay log) and is not encrypted.
+    cut = 0
+    for path in FILES:
+        if _id(path) in NEGATIVE:
+            continue
+        size = _size(path)
+        events = _read_span(path, None)
+        opens = [
+            where.pos
+            for where, kind, _ in events
+            if kind in _OPENS_TRANSACTION and isinstance(where, rc.FilePos)
+        ]
+        fdes = sum(kind == "FormatDescriptionEvent" for _, kind, _ in events)
+        spans = file_spans(path, size // 2)
+        expected = fdes == 1 and any(pos >= size // 2 for pos in opens)
+        assert len(spans) == (2 if expected else 1), _id(path)
+        cut += expected
+        if expected:  # a span must start at a transaction: anything else is refused
+            lo, hi = spans[1]
+            with pytest.raises(rc.ConfigError, match=f"no transaction starts at {lo + 1}"):
+                _read_span(path, (lo + 1, hi))
+    assert cut == 38
 
 
 # -- the vendor event policy -------------------------------------------------------------

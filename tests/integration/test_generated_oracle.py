@@ -79,21 +79,26 @@ async def _decode_network(srv: DatabaseServer, first: str, wl: Workload) -> list
 def _spark_executor(srv: DatabaseServer, files: list[Path], changes: list[Change]) -> list[str]:
     """The Spark executor's rows of the files (Arrow, JSON images) against ``changes``.
 
-    ``changes`` were compared with SELECT; the executor must give the same
+    ``changes`` were compared with SELECT; the executors, each reading a span
+    of a file, must give the same
     rows: the same op, keys and values, as the JSON the project writes
     everywhere (``jsonvalues``).
     """
     from replica_client.spark.options import parse_options
     from replica_client.spark.source import BinlogBatchReader, changelog_schema
 
-    options = {"path": ",".join(map(str, files))}
+    # small spans: files are read by several tasks, each from its own transaction
+    options = {"path": ",".join(map(str, files)), "splitBytes": "4096"}
     if srv.key_file is not None:
         options["keyFile"] = str(srv.key_file)
     reader = BinlogBatchReader(parse_options(options), changelog_schema())
+    parts = reader.partitions()
+    if srv.key_file is None:
+        assert len(parts) > len(files)
     rows = [
         row
-        for part in reader.partitions()
-        for batch in reader._batches(part.path)
+        for part in parts
+        for batch in reader._batches(part.path, part.span)
         for row in batch.to_pylist()
     ]
     ops = {"insert": "c", "update": "u", "delete": "d"}

@@ -18,6 +18,8 @@ import pytest
 
 import replica_client as rc
 from replica_client.binlog.events import StartEncryptionEvent
+from replica_client.config import DecoderOptions
+from replica_client.files import BinlogFileReader, file_spans
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from tests import oracle
@@ -77,6 +79,18 @@ def test_compressed_binlog_images_equal_select(mariadb_primary_factory: PrimaryF
     assert seen == raw
     with rc.open_binlog(files) as events:
         _compare(events, workload)
+    # halves of each file, read apart, are the file (compressed events are whole events)
+    options = rc.open_binlog(files).options
+    for f in files:
+        spans = file_spans(f, f.stat().st_size // 2)
+        assert len(spans) == 2
+        halves = [_span(f, options, s) for s in spans]
+        assert all(halves) and halves[0] + halves[1] == _span(f, options, None)
+
+
+def _span(path: Path, options: DecoderOptions, span: tuple[int, int] | None) -> list[str]:
+    with BinlogFileReader([path], options, span=span) as reader:
+        return [f"{reader.event_position} {event!r}" for event in reader]
 
 
 def test_encrypted_binlog_images_equal_select(
@@ -93,6 +107,13 @@ def test_encrypted_binlog_images_equal_select(
     assert sum(isinstance(e, rc.RowsEvent) for e in decoded) > 0
     with rc.open_binlog(files, key_file=srv.key_file) as events:
         _compare(events, workload)
+    # Encrypted events hide their sizes: a file is one span, read by the first.
+    options = rc.open_binlog(files, key_file=srv.key_file).options
+    for f in files:
+        size = f.stat().st_size
+        assert file_spans(f, size // 2) == [(0, size)]
+        first, second = (_span(f, options, s) for s in ((0, size // 2), (size // 2, size)))
+        assert first == _span(f, options, None) and second == []
 
     # No key: a typed error naming the remedy, not garbage rows.
     with pytest.raises(rc.DecryptionError, match="key_file"):

@@ -301,6 +301,16 @@ def test_batch_read_of_binlog_files_equals_the_stream(
     assert [r.seq for r in df.orderBy("seq").collect()] == sorted(r[12] for r in from_files)
     glob_df = spark.read.format("mariadb_binlog").option("tables", "s_files.*")
     assert glob_df.load(str(copy / "mysql-bin.*")).count() == len(streamed)
+    # files cut into a task per transaction or so: the same rows
+    split = (
+        spark.read.format("mariadb_binlog")
+        .option("tables", "s_files.*")
+        .option("splitBytes", "200")
+        .load(str(copy))
+    )
+    files = len(list(copy.iterdir()))
+    assert split.rdd.getNumPartitions() > files
+    assert sorted(tuple(r) for r in split.collect()) == streamed
 
 
 def test_purged_range_fails_loudly_on_restart(
@@ -379,8 +389,10 @@ def test_batch_read_of_encrypted_and_compressed_binlogs(
         spark.read.format("mariadb_binlog")
         .option("keyFile", str(srv.key_file))
         .option("tables", "s_enc.t")
+        .option("splitBytes", "200")  # encrypted sizes: each file stays one task
         .load(str(copy))
     )
+    assert df.rdd.getNumPartitions() == len(list(copy.iterdir()))
     ops = Counter(r.op for r in df.collect())
     assert ops == {"c": 20, "u": 5}
     with pytest.raises(PySparkException, match=r"Decryption|key"):
