@@ -10,10 +10,15 @@
  * are written item by item, whether in the row or given by a form (a SET's
  * sorted labels, GEOMETRY's object). An image holding anything else (a
  * subclass of those types, a key that is not a str, a result that is none of
- * those kinds), and every image of a table naming a column twice, is not
- * written here: its place in the result is None and the caller writes it in
- * Python.
+ * those kinds, a str with a lone surrogate, which has no UTF-8), and every
+ * image of a table naming a column twice, is not written here: its place in
+ * the result is None and the caller writes it in Python.
  * tests/spark/test_changelog_json.py compares both writers.
+ *
+ * The text is written as UTF-8 into a C buffer, one image at a time: ints
+ * and floats as int.__repr__ and float.__repr__ give them, str values by
+ * their UTF-8; json_column appends each image's bytes to the Arrow column
+ * without a str per image (json_images decodes them into one).
  *
  * Two shortcuts, each taken only where it gives what the call it saves gives:
  * - a string of one-byte characters none of which ``quote`` changes is written
@@ -26,25 +31,12 @@
 #include <datetime.h>
 #include <math.h>
 
-/* '"' around strings, '{' '}' ':' '[' ']' ',' of objects and arrays: one object each */
-static PyObject *dquote = NULL, *lbrace = NULL, *brace = NULL, *colon = NULL, *lbracket = NULL,
-                *comma = NULL, *rbracket = NULL;
 /* datetime.isoformat and date.isoformat, to recognise them among the forms. */
 static PyObject *datetime_isoformat = NULL, *date_isoformat = NULL;
 
 int jsontext_init(void) {
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return -1;
-    dquote = PyUnicode_InternFromString("\"");
-    brace = PyUnicode_InternFromString("}");
-    lbrace = PyUnicode_InternFromString("{");
-    colon = PyUnicode_InternFromString(":");
-    lbracket = PyUnicode_InternFromString("[");
-    comma = PyUnicode_InternFromString(",");
-    rbracket = PyUnicode_InternFromString("]");
-    if (dquote == NULL || lbrace == NULL || brace == NULL || colon == NULL || lbracket == NULL ||
-        comma == NULL || rbracket == NULL)
-        return -1;
     datetime_isoformat =
         PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateTimeType, "isoformat");
     date_isoformat = PyObject_GetAttrString((PyObject *)PyDateTimeAPI->DateType, "isoformat");
@@ -87,6 +79,47 @@ static int quotes_plainly(PyObject *v) {
     return 1;
 }
 
+/* -- the text, as UTF-8 bytes in a growing buffer ------------------------------------- */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int grow(Buf *b, Py_ssize_t more) {
+    if (b->len + more <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 512;
+    while (cap < b->len + more) cap *= 2;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int put(Buf *b, const char *src, Py_ssize_t n) {
+    if (grow(b, n) < 0) return -1;
+    memcpy(b->p + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+/* A str's UTF-8: 1 written, 0 it has none (a lone surrogate: the caller's
+ * writer), -1 error. */
+static int put_utf8(Buf *b, PyObject *s) {
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (u == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    return put(b, u, n) < 0 ? -1 : 1;
+}
+
 /* `width` decimal digits of `value` (0 <= value < 10**width) at `p`; past them. */
 static char *digits(char *p, int value, int width) {
     for (int i = width - 1; i >= 0; i--) {
@@ -98,12 +131,12 @@ static char *digits(char *p, int value, int width) {
 
 /* The quoted ISO text of `v` when `form` is its exact type's own isoformat (a naive
  * datetime, or a date): "YYYY-MM-DD", then for a datetime "THH:MM:SS" and
- * ".ffffff" unless the microseconds are 0. A new reference; NULL otherwise. */
-static PyObject *iso_text(PyObject *v, PyObject *form) {
+ * ".ffffff" unless the microseconds are 0. 1 written, 0 not such a value, -1 error. */
+static int put_iso(Buf *b, PyObject *v, PyObject *form) {
     char buf[32], *p = buf;
     int datetime = form == datetime_isoformat && PyDateTime_CheckExact(v) &&
                    PyDateTime_DATE_GET_TZINFO(v) == Py_None;
-    if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return NULL;
+    if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return 0;
     *p++ = '"';
     p = digits(p, PyDateTime_GET_YEAR(v), 4); /* 1..9999 */
     *p++ = '-';
@@ -124,55 +157,81 @@ static PyObject *iso_text(PyObject *v, PyObject *form) {
         }
     }
     *p++ = '"';
-    return PyUnicode_FromStringAndSize(buf, p - buf);
+    return put(b, buf, p - buf) < 0 ? -1 : 1;
 }
 
-/* Append `key` (unless NULL) and the JSON text of the exact str `s`: `s` between
- * quotes where quote(s) is that (`plain`, derived from `quote`), else quote(s).
- * -1 on error. */
-static int append_string(PyObject *pieces, PyObject *key, PyObject *s, PyObject *quote) {
-    if (key != NULL && PyList_Append(pieces, key) < 0) return -1;
-    if (quotes_plainly(s))
-        return PyList_Append(pieces, dquote) < 0 || PyList_Append(pieces, s) < 0 ||
-                       PyList_Append(pieces, dquote) < 0
-                   ? -1
-                   : 0;
+/* `key` (unless NULL: bytes of `{"name":` or `,"name":`) and the JSON text of the
+ * exact str `s`: `s` between quotes where quote(s) is that (`plain`, derived from
+ * `quote`), else quote(s). 1 written, 0 the caller's, -1 error. */
+static int put_string(Buf *b, PyObject *key, PyObject *s, PyObject *quote) {
+    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+    if (quotes_plainly(s)) {
+        if (put(b, "\"", 1) < 0) return -1;
+        int done = put_utf8(b, s);
+        return done <= 0 ? done : put(b, "\"", 1) < 0 ? -1 : 1;
+    }
     PyObject *q = PyObject_CallOneArg(quote, s);
     if (q == NULL) return -1;
-    int failed = PyList_Append(pieces, q) < 0;
+    int done = PyUnicode_Check(q) ? put_utf8(b, q) : 0;
     Py_DECREF(q);
-    return failed ? -1 : 0;
+    return done;
 }
 
 /* The JSON text of a scalar other than a str that the caller's encoder writes
- * natively, a new reference; NULL with no exception set when `v` is not one. */
-static PyObject *scalar_text(PyObject *v) {
-    if (v == Py_None) return PyUnicode_FromString("null");
-    if (v == Py_True) return PyUnicode_FromString("true");
-    if (v == Py_False) return PyUnicode_FromString("false");
+ * natively (None, a bool, an exact int or float, as json writes them): 1 written,
+ * 0 `v` is not one, -1 error. */
+static int put_scalar(Buf *b, PyObject *v) {
+    if (v == Py_None) return put(b, "null", 4) < 0 ? -1 : 1;
+    if (v == Py_True) return put(b, "true", 4) < 0 ? -1 : 1;
+    if (v == Py_False) return put(b, "false", 5) < 0 ? -1 : 1;
     PyTypeObject *t = Py_TYPE(v);
-    if (t == &PyLong_Type) return PyLong_Type.tp_repr(v);
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (!overflow) {
+            char buf[24], *end = buf + sizeof buf, *p = end;
+            unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+            do {
+                *--p = (char)('0' + u % 10);
+                u /= 10;
+            } while (u);
+            if (n < 0) *--p = '-';
+            return put(b, p, end - p) < 0 ? -1 : 1;
+        }
+        PyObject *text = PyLong_Type.tp_repr(v);
+        if (text == NULL) return -1;
+        int done = put_utf8(b, text);
+        Py_DECREF(text);
+        return done;
+    }
     if (t == &PyFloat_Type) {
         double d = PyFloat_AS_DOUBLE(v);
-        if (isnan(d)) return PyUnicode_FromString("NaN");
-        if (isinf(d)) return PyUnicode_FromString(d > 0 ? "Infinity" : "-Infinity");
-        return PyFloat_Type.tp_repr(v);
+        if (isnan(d)) return put(b, "NaN", 3) < 0 ? -1 : 1;
+        if (isinf(d)) return d > 0 ? put(b, "Infinity", 8) < 0 ? -1 : 1
+                                   : put(b, "-Infinity", 9) < 0 ? -1 : 1;
+        /* float.__repr__'s own conversion */
+        char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL) return -1;
+        int failed = put(b, text, (Py_ssize_t)strlen(text));
+        PyMem_Free(text);
+        return failed ? -1 : 1;
     }
-    return NULL;
+    return 0;
 }
 
-static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
-                        PyObject *dflt, PyObject *quote);
+static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyObject *dflt,
+                        PyObject *quote);
 
-/* Append `key` (unless NULL) and the JSON text of `v`, an exact dict (a JSON
- * document's object) or list: its items as append_value writes them, a dict's
- * keys quoted. 1 when done, 0 when something in it is for the caller's writer
- * (a key that is not an exact str, a value append_value leaves), -1 on error. */
-static int append_container(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
-                            PyObject *dflt, PyObject *quote) {
+/* `key` (unless NULL) and the JSON text of `v`, an exact dict (a JSON document's
+ * object) or list: its items as append_value writes them, a dict's keys quoted.
+ * 1 when done, 0 when something in it is for the caller's writer (a key that is
+ * not an exact str, a value append_value leaves), -1 on error. */
+static int append_container(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyObject *dflt,
+                            PyObject *quote) {
     int is_dict = PyDict_CheckExact(v);
-    if (key != NULL && PyList_Append(pieces, key) < 0) return -1;
-    if (PyList_Append(pieces, is_dict ? lbrace : lbracket) < 0) return -1;
+    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+    if (put(b, is_dict ? "{" : "[", 1) < 0) return -1;
     if (Py_EnterRecursiveCall(" while writing a row image as JSON")) return -1;
     int done = 1;
     Py_ssize_t i = 0, pos = 0;
@@ -190,96 +249,95 @@ static int append_container(PyObject *pieces, PyObject *key, PyObject *v, PyObje
             item = PyList_GET_ITEM(v, i);
         }
         Py_INCREF(item); /* a form's call may change the container */
-        if (i && PyList_Append(pieces, comma) < 0)
+        if (i && put(b, ",", 1) < 0)
             done = -1;
-        else if (is_dict &&
-                 (append_string(pieces, NULL, k, quote) < 0 || PyList_Append(pieces, colon) < 0))
+        else if (is_dict && (done = put_string(b, NULL, k, quote)) == 1 && put(b, ":", 1) < 0)
             done = -1;
-        else
-            done = append_value(pieces, NULL, item, forms, dflt, quote);
+        if (done == 1) done = append_value(b, NULL, item, forms, dflt, quote);
         Py_DECREF(item);
         if (is_dict) Py_DECREF(k);
         i++;
     }
     Py_LeaveRecursiveCall();
     if (done != 1) return done;
-    return PyList_Append(pieces, is_dict ? brace : rbracket) < 0 ? -1 : 1;
+    return put(b, is_dict ? "}" : "]", 1) < 0 ? -1 : 1;
 }
 
-/* Append `key` (unless NULL) and the JSON text of `v`: 1 when done, 0 when `v`
- * is for the caller's writer (a subclass of a native type, a form or default
- * giving none of the kinds written here), -1 on error. */
-static int append_value(PyObject *pieces, PyObject *key, PyObject *v, PyObject *forms,
-                        PyObject *dflt, PyObject *quote) {
-    if (PyUnicode_CheckExact(v)) return append_string(pieces, key, v, quote) < 0 ? -1 : 1;
-    PyObject *text = scalar_text(v);
-    if (text == NULL) {
+/* `key` (unless NULL) and the JSON text of `v`: 1 when done, 0 when `v` is for
+ * the caller's writer (a subclass of a native type, a form or default giving
+ * none of the kinds written here, a str without UTF-8), -1 on error. What was
+ * written before a 0 is the caller's to drop. */
+static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyObject *dflt,
+                        PyObject *quote) {
+    if (PyUnicode_CheckExact(v)) return put_string(b, key, v, quote);
+    Py_ssize_t mark = b->len;
+    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+    int done = put_scalar(b, v);
+    if (done != 0) return done;
+    b->len = mark;
+    if (PyDict_CheckExact(v) || PyList_CheckExact(v))
+        return append_container(b, key, v, forms, dflt, quote);
+    /* the form of the value's exact type, else the default (tuples, sets,
+     * GEOMETRY, zero dates: json_value's forms); subclasses of the native
+     * types are the caller's */
+    PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
+    if (form == NULL) {
         if (PyErr_Occurred()) return -1;
-        if (PyDict_CheckExact(v) || PyList_CheckExact(v))
-            return append_container(pieces, key, v, forms, dflt, quote);
-        /* the form of the value's exact type, else the default (tuples, sets,
-         * GEOMETRY, zero dates: json_value's forms); subclasses of the native
-         * types are the caller's */
-        PyObject *form = PyDict_GetItemWithError(forms, (PyObject *)Py_TYPE(v));
-        if (form == NULL) {
-            if (PyErr_Occurred()) return -1;
-            if (PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyDict_Check(v) ||
-                PyList_Check(v))
-                return 0;
-        }
-        text = form != NULL ? iso_text(v, form) : NULL;
-        if (text == NULL) {
-            if (PyErr_Occurred()) return -1;
-            PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
-            if (r == NULL) return -1;
-            int done = -2;
-            if (PyUnicode_CheckExact(r))
-                done = append_string(pieces, key, r, quote) < 0 ? -1 : 1;
-            else if (PyDict_CheckExact(r) || PyList_CheckExact(r))
-                done = append_container(pieces, key, r, forms, dflt, quote);
-            else
-                text = scalar_text(r);
-            Py_DECREF(r);
-            if (done != -2) return done;
-            if (text == NULL) return PyErr_Occurred() ? -1 : 0;
-        }
+        if (PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyDict_Check(v) ||
+            PyList_Check(v))
+            return 0;
     }
-    int failed = (key != NULL && PyList_Append(pieces, key) < 0) || PyList_Append(pieces, text) < 0;
-    Py_DECREF(text);
-    return failed ? -1 : 1;
+    if (form != NULL) {
+        if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+        done = put_iso(b, v, form);
+        if (done != 0) return done;
+        b->len = mark;
+    }
+    PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
+    if (r == NULL) return -1;
+    if (PyUnicode_CheckExact(r)) {
+        done = put_string(b, key, r, quote);
+    } else if (PyDict_CheckExact(r) || PyList_CheckExact(r)) {
+        done = append_container(b, key, r, forms, dflt, quote);
+    } else {
+        done = key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0
+                   ? -1
+                   : put_scalar(b, r);
+    }
+    Py_DECREF(r);
+    return done;
 }
 
-/* One image's text, a new reference; Py_None (new reference) when the caller is
- * to write it; NULL on error. `keys` holds `{"name":` and `,"name":` per column
- * written; `at[j]` is the index in the row of the j-th of the `width` columns. */
-static PyObject *image_text(PyObject *row, PyObject *keys, const Py_ssize_t *at,
-                            Py_ssize_t width, PyObject *missing, PyObject *forms,
-                            PyObject *dflt, PyObject *quote, PyObject *pieces) {
+/* One image's text appended to `b`: 1 written, 0 the caller is to write it
+ * (nothing appended), -1 on error. `keys` holds the bytes of `{"name":` and
+ * `,"name":` per column written; `at[j]` is the index in the row of the j-th of
+ * the `width` columns. */
+static int image_text(Buf *b, PyObject *row, PyObject *keys, const Py_ssize_t *at,
+                      Py_ssize_t width, PyObject *missing, PyObject *forms, PyObject *dflt,
+                      PyObject *quote) {
     if (!PyTuple_Check(row)) {
         PyErr_SetString(PyExc_TypeError, "a row image must be a tuple");
-        return NULL;
+        return -1;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(row);
-    if (PyList_SetSlice(pieces, 0, PyList_GET_SIZE(pieces), NULL) < 0) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(row), start = b->len;
+    int written = 0;
     for (Py_ssize_t i = 0; i < width; i++) {
         if (at[i] >= n) continue; /* fewer values than names: as zip() stops */
         PyObject *v = PyTuple_GET_ITEM(row, at[i]);
         if (v == missing) continue;
-        PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + (PyList_GET_SIZE(pieces) != 0));
-        int done = append_value(pieces, key, v, forms, dflt, quote);
-        if (done < 0) return NULL;
-        if (done == 0) Py_RETURN_NONE; /* the caller's writer */
+        PyObject *key = PyTuple_GET_ITEM(keys, 2 * i + written);
+        int done = append_value(b, key, v, forms, dflt, quote);
+        if (done <= 0) {
+            b->len = start;
+            return done; /* 0: the caller's writer */
+        }
+        written = 1;
     }
-    if (PyList_GET_SIZE(pieces) == 0) return PyUnicode_FromString("{}");
-    if (PyList_Append(pieces, brace) < 0) return NULL;
-    PyObject *empty = PyUnicode_New(0, 0);
-    if (empty == NULL) return NULL;
-    PyObject *out = PyUnicode_Join(empty, pieces);
-    Py_DECREF(empty);
-    return out;
+    return put(b, written ? "}" : "{}", written ? 1 : 2) < 0 ? -1 : 1;
 }
 
-/* The `{"name":` and `,"name":` of every column written, interleaved. */
+/* The UTF-8 of `{"name":` and `,"name":` of every column written, interleaved;
+ * None when a quoted name has no UTF-8 (a lone surrogate). */
 static PyObject *key_texts(PyObject *names, PyObject *quote) {
     Py_ssize_t width = PyTuple_GET_SIZE(names);
     PyObject *keys = PyTuple_New(2 * width);
@@ -296,9 +354,17 @@ static PyObject *key_texts(PyObject *names, PyObject *quote) {
             PyErr_SetString(PyExc_TypeError, "quote() must return a str");
             return NULL;
         }
-        PyObject *first = PyUnicode_FromFormat("{%U:", q);
-        PyObject *next = first ? PyUnicode_FromFormat(",%U:", q) : NULL;
+        PyObject *utf8 = PyUnicode_AsUTF8String(q);
         Py_DECREF(q);
+        if (utf8 == NULL) {
+            Py_DECREF(keys);
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+            PyErr_Clear();
+            return Py_NewRef(Py_None); /* a name without UTF-8: the caller's writer */
+        }
+        PyObject *first = PyBytes_FromFormat("{%s:", PyBytes_AS_STRING(utf8));
+        PyObject *next = first ? PyBytes_FromFormat(",%s:", PyBytes_AS_STRING(utf8)) : NULL;
+        Py_DECREF(utf8);
         if (next == NULL) {
             Py_XDECREF(first);
             Py_DECREF(keys);
@@ -345,6 +411,7 @@ static PyObject *new_layout(PyObject *names, PyObject *columns, PyObject *quote)
     int unique = PySet_GET_SIZE(distinct) == width;
     Py_DECREF(distinct);
     keys = unique ? key_texts(written, quote) : Py_NewRef(Py_None);
+    unique = unique && keys != Py_None;
     if (keys != NULL) layout = PyTuple_Pack(3, keys, at, unique ? Py_True : Py_False);
 done:
     Py_XDECREF(at);
@@ -372,10 +439,10 @@ static PyObject *layout_for(PyObject *names, PyObject *columns, PyObject *quote)
     return layout;
 }
 
-/* Takes each row's text, a new reference: Py_None where the caller's writer is to
+/* Takes each row's text, its UTF-8 bytes: NULL where the caller's writer is to
  * write it. `element` is the row's entry of `rows` (a pair for an update's side).
  * -1 on error. */
-typedef int (*emit_fn)(void *ctx, PyObject *element, PyObject *text);
+typedef int (*emit_fn)(void *ctx, PyObject *element, const Buf *text);
 
 /* The part json_images and json_column share: args[0..7] are json_images'
  * (names, rows, side, missing, forms, default, quote, columns); every row's
@@ -398,12 +465,13 @@ static int each_image(PyObject *const *args, emit_fn emit, void *ctx) {
     PyObject *layout = layout_for(names, columns, quote);
     if (layout == NULL) return -1;
     Py_INCREF(layout); /* a form's call may clear the cache */
-    PyObject *keys = PyTuple_GET_ITEM(layout, 0), *pieces = NULL;
+    PyObject *keys = PyTuple_GET_ITEM(layout, 0);
+    Buf text = {NULL, 0, 0};
     const Py_ssize_t *at = (const Py_ssize_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(layout, 1));
     int unique = PyTuple_GET_ITEM(layout, 2) == Py_True, failed = 1;
     /* `{"name":` and `,"name":` of each column written */
     Py_ssize_t width = unique ? PyTuple_GET_SIZE(keys) / 2 : 0;
-    if (unique && (derive_plain(quote) < 0 || (pieces = PyList_New(0)) == NULL)) goto done;
+    if (unique && derive_plain(quote) < 0) goto done;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rows); i++) {
         PyObject *element = PyTuple_GET_ITEM(rows, i), *row = element;
         if (side >= 0) {
@@ -413,22 +481,25 @@ static int each_image(PyObject *const *args, emit_fn emit, void *ctx) {
             }
             row = PyTuple_GET_ITEM(row, side);
         }
-        PyObject *text = unique
-                             ? image_text(row, keys, at, width, missing, forms, dflt, quote, pieces)
-                             : Py_NewRef(Py_None); /* a name twice: the caller's */
-        if (text == NULL || emit(ctx, element, text) < 0) goto done;
+        text.len = 0;
+        /* (a name twice: the caller's) */
+        int done = unique ? image_text(&text, row, keys, at, width, missing, forms, dflt, quote)
+                          : 0;
+        if (done < 0 || emit(ctx, element, done ? &text : NULL) < 0) goto done;
     }
     failed = 0;
 done:
-    Py_XDECREF(pieces);
+    PyMem_Free(text.p);
     Py_DECREF(layout);
     return failed ? -1 : 0;
 }
 
-static int emit_to_list(void *ctx, PyObject *element, PyObject *text) {
+static int emit_to_list(void *ctx, PyObject *element, const Buf *text) {
     (void)element;
-    int failed = PyList_Append((PyObject *)ctx, text);
-    Py_DECREF(text);
+    PyObject *s = text != NULL ? PyUnicode_DecodeUTF8(text->p, text->len, NULL) : Py_NewRef(Py_None);
+    if (s == NULL) return -1;
+    int failed = PyList_Append((PyObject *)ctx, s);
+    Py_DECREF(s);
     return failed;
 }
 
@@ -461,35 +532,37 @@ static int append_bytes(PyObject *into, const char *src, Py_ssize_t len) {
     return 0;
 }
 
-static int emit_to_column(void *ctx, PyObject *element, PyObject *text) {
+/* A text's bytes and end offset appended to the column. */
+static int column_append(Column *col, const char *utf8, Py_ssize_t len) {
+    Py_ssize_t end = PyByteArray_GET_SIZE(col->data) + len;
+    if (end > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "a string column's text passed 2 GiB in one record batch");
+        return -1;
+    }
+    int32_t end32 = (int32_t)end;
+    return append_bytes(col->data, utf8, len) < 0 ||
+                   append_bytes(col->ends, (const char *)&end32, sizeof end32) < 0
+               ? -1
+               : 0;
+}
+
+static int emit_to_column(void *ctx, PyObject *element, const Buf *image) {
     Column *col = ctx;
-    if (text == Py_None) { /* fallback(names, element, side, full, columns) */
+    if (image != NULL) return column_append(col, image->p, image->len);
+    /* fallback(names, element, side, full, columns) */
+    PyObject *const *a = col->args;
+    PyObject *call[5] = {a[2], element, a[4], a[11], a[9]};
+    PyObject *text = PyObject_Vectorcall(a[10], call, 5, NULL);
+    if (text == NULL) return -1;
+    if (!PyUnicode_Check(text)) {
         Py_DECREF(text);
-        PyObject *const *a = col->args;
-        PyObject *call[5] = {a[2], element, a[4], a[11], a[9]};
-        text = PyObject_Vectorcall(a[10], call, 5, NULL);
-        if (text == NULL) return -1;
-        if (!PyUnicode_Check(text)) {
-            Py_DECREF(text);
-            PyErr_SetString(PyExc_TypeError, "the fallback writer must return a str");
-            return -1;
-        }
+        PyErr_SetString(PyExc_TypeError, "the fallback writer must return a str");
+        return -1;
     }
     Py_ssize_t len;
     const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-    int failed = utf8 == NULL;
-    if (!failed) {
-        Py_ssize_t end = PyByteArray_GET_SIZE(col->data) + len;
-        if (end > INT32_MAX) {
-            PyErr_SetString(PyExc_OverflowError,
-                            "a string column's text passed 2 GiB in one record batch");
-            failed = 1;
-        } else {
-            int32_t end32 = (int32_t)end;
-            failed = append_bytes(col->data, utf8, len) < 0 ||
-                     append_bytes(col->ends, (const char *)&end32, sizeof end32) < 0;
-        }
-    }
+    int failed = utf8 == NULL || column_append(col, utf8, len) < 0;
     Py_DECREF(text);
     return failed ? -1 : 0;
 }
