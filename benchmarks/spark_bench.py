@@ -18,7 +18,12 @@ Then, on that binlog range:
   of the query, from ``start()`` to its end (the SparkSession is started
   before, once);
 * ``spark batch``: ``spark.read.format("mariadb_binlog")`` over copies of the
-  binlog files, into the ``noop`` sink.
+  binlog files, into the ``noop`` sink;
+* ``spark floor`` (``--floor``): what Spark itself costs. The batch read's
+  own record batches, built once beforehand and kept in an Arrow file, read
+  by a data source that only hands them over (``--cores`` partitions), into
+  the ``noop`` sink: no decoding at all, the ceiling of any source of these
+  rows on this machine.
 
 Each figure is the median of the runs; the ratio column is rows/s against the
 client's. The stream's rows/s include everything a micro-batch costs: the
@@ -123,6 +128,58 @@ def _spark_batch_once(spark: Any, files: Path) -> tuple[int, float]:
     return -1, elapsed
 
 
+def _prepare_floor(spark: Any, files: Path, arrow_file: Path, parts: int) -> None:
+    """Write the batch read's record batches to ``arrow_file``; register ``rc_bench_floor``."""
+    import pyarrow as pa
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from replica_client.spark.options import parse_options
+    from replica_client.spark.source import BinlogBatchReader, changelog_schema
+
+    opts = parse_options({"tables": "bench.*", "path": str(files)})
+    reader = BinlogBatchReader(opts, changelog_schema())
+    batches = [b for part in reader.partitions() for b in reader.read(part)]
+    with pa.OSFile(str(arrow_file), "wb") as sink, pa.ipc.new_file(sink, batches[0].schema) as w:
+        for batch in batches:
+            w.write_batch(batch)
+
+    class Part(InputPartition):
+        def __init__(self, index: int) -> None:
+            self.index = index
+
+    class FloorReader(DataSourceReader):
+        def partitions(self) -> list[Part]:
+            return [Part(i) for i in range(parts)]
+
+        def read(self, partition: Any) -> Any:
+            with pa.memory_map(str(arrow_file)) as source:
+                stored = pa.ipc.open_file(source)
+                for k in range(partition.index, stored.num_record_batches, parts):
+                    yield stored.get_batch(k)
+
+    class Floor(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "rc_bench_floor"
+
+        def schema(self) -> Any:
+            return changelog_schema()
+
+        def reader(self, schema: Any) -> FloorReader:
+            return FloorReader()
+
+    spark.dataSource.register(Floor)
+    _spark_floor_once(spark)  # warm-up
+
+
+def _spark_floor_once(spark: Any) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    df = spark.read.format("rc_bench_floor").load()
+    df.write.format("noop").mode("overwrite").save()
+    elapsed = time.perf_counter() - t0
+    return df.count(), elapsed
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=200_000)
@@ -130,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="50,000 rows, one run")
     p.add_argument("--cores", type=int, default=2, help="local[N] for Spark")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--floor", action="store_true", help="also time Spark on pre-built batches")
     args = p.parse_args(argv)
     if args.quick:
         args.rows, args.runs = 50_000, 1
@@ -168,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         register(spark)
 
         timings: dict[str, list[float]] = {"client": [], "spark stream": [], "spark batch": []}
+        if args.floor:
+            _prepare_floor(spark, files, work / "floor.arrow", args.cores)
+            timings["spark floor"] = []
         counts: dict[str, int] = {}
         # one warm-up of each Spark path (Python workers, JIT of the JVM)
         _spark_stream_once(spark, srv, start, 7000, work / "warm")
@@ -180,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             timings["spark stream"].append(t)
             _, t = _spark_batch_once(spark, files)
             timings["spark batch"].append(t)
+            if args.floor:
+                counts["spark floor"], t = _spark_floor_once(spark)
+                timings["spark floor"].append(t)
         counts["spark batch"] = counts["client"]
         spark.stop()
 
