@@ -17,6 +17,9 @@ Then, on that binlog range:
   ``Trigger.AvailableNow`` into the ``noop`` sink, ``local[N]``; the wall time
   of the query, from ``start()`` to its end (the SparkSession is started
   before, once);
+* ``micro-batches``: the same stream's rows over the time of its micro-batches
+  alone (``triggerExecution`` of each progress report): what a stream that
+  keeps running delivers, without the query's start and end;
 * ``spark batch``: ``spark.read.format("mariadb_binlog")`` over copies of the
   binlog files, into the ``noop`` sink;
 * ``spark floor`` (``--floor``): what Spark itself costs. The batch read's
@@ -92,7 +95,8 @@ async def _client_once(srv: Any, start: str, server_id: int) -> tuple[int, float
 
 def _spark_stream_once(
     spark: Any, srv: Any, start: str, server_id: int, checkpoint: Path
-) -> tuple[int, float]:
+) -> tuple[int, float, float]:
+    """Rows, the query's wall time, and its micro-batches' ``triggerExecution`` time."""
     reader = (
         spark.readStream.format("mariadb_binlog")
         .option("host", srv.host)
@@ -114,10 +118,11 @@ def _spark_stream_once(
     query.awaitTermination()
     elapsed = time.perf_counter() - t0
     n = sum(int(p.get("numInputRows", 0)) for p in query.recentProgress)
+    batches = sum(int(p["durationMs"].get("triggerExecution", 0)) for p in query.recentProgress)
     if os.environ.get("SPARK_BENCH_PROGRESS"):
         for prog in query.recentProgress:
             print(prog["numInputRows"], prog["durationMs"])
-    return n, elapsed
+    return n, elapsed, batches / 1000
 
 
 def _spark_batch_once(spark: Any, files: Path) -> tuple[int, float]:
@@ -225,7 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         spark.sparkContext.setLogLevel("ERROR")
         register(spark)
 
-        timings: dict[str, list[float]] = {"client": [], "spark stream": [], "spark batch": []}
+        timings: dict[str, list[float]] = {
+            "client": [],
+            "spark stream": [],
+            "micro-batches": [],  # the stream's triggers alone, without the query's start and end
+            "spark batch": [],
+        }
         if args.floor:
             _prepare_floor(spark, files, work / "floor.arrow", args.cores)
             timings["spark floor"] = []
@@ -236,9 +246,10 @@ def main(argv: list[str] | None = None) -> int:
             n, t = asyncio.run(_client_once(srv, start, 6000 + run))
             counts["client"] = n
             timings["client"].append(t)
-            n, t = _spark_stream_once(spark, srv, start, 7001 + run, work / f"ck{run}")
-            counts["spark stream"] = n
+            n, t, batches = _spark_stream_once(spark, srv, start, 7001 + run, work / f"ck{run}")
+            counts["spark stream"] = counts["micro-batches"] = n
             timings["spark stream"].append(t)
+            timings["micro-batches"].append(batches)
             _, t = _spark_batch_once(spark, files)
             timings["spark batch"].append(t)
             if args.floor:
