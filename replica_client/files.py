@@ -97,9 +97,9 @@ class BinlogFileReader:
             straight after the file's FORMAT_DESCRIPTION_EVENT (so no other
             event before ``lo`` may change how later ones read, as a relay
             log's second FDE does; :func:`file_spans` never cuts such a file
-            after it). An encrypted
-            file (its events' sizes are encrypted too) or a pre-v4 one is one
-            span: ``lo == 0`` reads it all, the others nothing.
+            after it). An encrypted file (its events' sizes are encrypted
+            too) or a pre-v4 one is one span: ``lo == 0`` reads it all, the
+            others nothing.
 
     Attributes:
         event_position: ``FilePos`` where the event last yielded starts.
