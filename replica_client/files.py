@@ -26,7 +26,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from .binlog.constants import BINLOG_MAGIC, EventType
+from .binlog.constants import (
+    BINLOG_MAGIC,
+    EVENT_HEADER_LEN,
+    TRANSACTION_START_TYPES,
+    EventType,
+)
 from .binlog.decoder import EventDecoder
 from .binlog.events import Event
 from .binlog.legacy import OLD_HEADER_LEN
@@ -40,16 +45,6 @@ _NUMBERED: Final = re.compile(r".*\.(\d+)(\.gz)?$")
 _RELEASE_EVERY: Final = 16 << 20  # bytes of mapped file read between page releases
 _SIZE_OFFSET: Final = 9  # event_size u32 sits at bytes 9..12 of the header
 _TYPE_OFFSET: Final = 4
-#: The events that open a transaction: where a file may be cut into spans.
-_TRANSACTION_STARTS: Final = frozenset(
-    {
-        EventType.GTID_EVENT,
-        EventType.GTID_LOG_EVENT,
-        EventType.ANONYMOUS_GTID_LOG_EVENT,
-        EventType.GTID_TAGGED_LOG_EVENT,
-    }
-)
-_V4_HEADER: Final = 19
 _FDE: Final = int(EventType.FORMAT_DESCRIPTION_EVENT)
 #: Events that set how the file's later events are read: decoded in every span.
 _FILE_STATE: Final = frozenset(
@@ -215,7 +210,7 @@ class BinlogFileReader:
                 read = state = True
                 if span is not None:
                     kind = data[pos + _TYPE_OFFSET]
-                    if kind in _TRANSACTION_STARTS:
+                    if kind in TRANSACTION_START_TYPES:
                         mine = lo <= pos < hi
                     read = mine
                     state = pos == len(BINLOG_MAGIC) or kind in _FILE_STATE
@@ -233,8 +228,8 @@ class BinlogFileReader:
                     elif lo > end and (end + 5 > size or data[end + 4] not in _FILE_STATE):
                         # after the FDE, straight to the span's first transaction
                         if lo < size and (
-                            lo + _V4_HEADER > size
-                            or data[lo + _TYPE_OFFSET] not in _TRANSACTION_STARTS
+                            lo + EVENT_HEADER_LEN > size
+                            or data[lo + _TYPE_OFFSET] not in TRANSACTION_START_TYPES
                         ):
                             raise ConfigError(
                                 f"span {span!r} of {name}: no transaction starts at {lo} "
@@ -268,21 +263,25 @@ def file_spans(path: PathLike, span_bytes: int) -> list[tuple[int, int]]:
     with _open_bytes(Path(path)) as data:
         size = len(data)
         magic = len(BINLOG_MAGIC)
-        if size <= span_bytes or size < magic + _V4_HEADER or data[magic + _TYPE_OFFSET] != _FDE:
+        if (
+            size <= span_bytes
+            or size < magic + EVENT_HEADER_LEN
+            or data[magic + _TYPE_OFFSET] != _FDE
+        ):
             return [(0, size)]
         cuts = [0]
         pos, next_cut = magic, span_bytes
-        while pos + _V4_HEADER <= size:
+        while pos + EVENT_HEADER_LEN <= size:
             kind = data[pos + _TYPE_OFFSET]
             if kind in _FILE_STATE and pos > magic:
                 # encrypted, or a relay log's second FDE: the readers of a span
                 # go from the first FDE straight to their start
                 return [(0, size)]
-            if pos >= next_cut and kind in _TRANSACTION_STARTS:
+            if pos >= next_cut and kind in TRANSACTION_START_TYPES:
                 cuts.append(pos)
                 next_cut = pos + span_bytes
             event_size = int.from_bytes(data[pos + _SIZE_OFFSET : pos + _SIZE_OFFSET + 4], "little")
-            if event_size < _V4_HEADER:
+            if event_size < EVENT_HEADER_LEN:
                 break
             pos += event_size
     cuts.append(size)

@@ -37,6 +37,7 @@ from .accel import constructor
 from .binlog.constants import (
     EVENT_HEADER_LEN,
     HEARTBEAT_TYPES,
+    TRANSACTION_START_TYPES,
     BinlogChecksumAlg,
     EventFlag,
     EventType,
@@ -330,7 +331,7 @@ class Delivery:
         if (by_gtid or self._by_gtid) and kinds:
             # a dump by GTID sends its header events first, then the interrupted
             # transaction: what it sends again starts at that transaction's GTID event
-            at = [i for i, kind in enumerate(kinds) if kind in _GTID_TYPE_CODES]
+            at = [i for i, kind in enumerate(kinds) if kind in TRANSACTION_START_TYPES]
             kinds = kinds[at[-1] :] if at and group is not None else ()
             group = group if kinds else None
         return ResumePoint(start, state, kinds, group)
@@ -345,9 +346,6 @@ class Delivery:
 
 _ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept
 #: The classes of events that open a transaction group (a type test per event).
-_GTID_TYPE_CODES: Final = frozenset(
-    {EventType.GTID_EVENT, EventType.GTID_LOG_EVENT, EventType.GTID_TAGGED_LOG_EVENT}
-)
 _GTID_EVENT_TYPES: Final = frozenset({GtidEvent, MysqlGtidEvent, *MysqlGtidEvent.__subclasses__()})
 
 

@@ -90,6 +90,18 @@ class EventType(IntEnum):
     DELETE_ROWS_COMPRESSED_EVENT = 171
 
 
+#: The events that open a transaction (MariaDB's GTID event, MySQL's GTID events,
+#: anonymous or not): where a resumed dump by GTID starts again, and where a file
+#: may be cut.
+TRANSACTION_START_TYPES: Final = frozenset(
+    {
+        int(EventType.GTID_EVENT),
+        int(EventType.GTID_LOG_EVENT),
+        int(EventType.ANONYMOUS_GTID_LOG_EVENT),
+        int(EventType.GTID_TAGGED_LOG_EVENT),
+    }
+)
+
 #: The heartbeats a primary sends while it has nothing else (never written to a binlog).
 HEARTBEAT_TYPES: Final = frozenset(
     {int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)}
