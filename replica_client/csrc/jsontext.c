@@ -107,6 +107,11 @@ static int put(Buf *b, const char *src, Py_ssize_t n) {
     return 0;
 }
 
+/* `key` unless NULL: the bytes of `{"name":` or `,"name":`. 0, or -1 on error. */
+static int put_key(Buf *b, PyObject *key) {
+    return key == NULL ? 0 : put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+}
+
 /* A str's UTF-8: 1 written, 0 it has none (a lone surrogate: the caller's
  * writer), -1 error. */
 static int put_utf8(Buf *b, PyObject *s) {
@@ -129,14 +134,16 @@ static char *digits(char *p, int value, int width) {
     return p + width;
 }
 
-/* The quoted ISO text of `v` when `form` is its exact type's own isoformat (a naive
- * datetime, or a date): "YYYY-MM-DD", then for a datetime "THH:MM:SS" and
- * ".ffffff" unless the microseconds are 0. 1 written, 0 not such a value, -1 error. */
-static int put_iso(Buf *b, PyObject *v, PyObject *form) {
+/* `key` and the quoted ISO text of `v` when `form` is its exact type's own
+ * isoformat (a naive datetime, or a date): "YYYY-MM-DD", then for a datetime
+ * "THH:MM:SS" and ".ffffff" unless the microseconds are 0. 1 written, 0 not such
+ * a value (nothing written), -1 error. */
+static int put_iso(Buf *b, PyObject *key, PyObject *v, PyObject *form) {
     char buf[32], *p = buf;
     int datetime = form == datetime_isoformat && PyDateTime_CheckExact(v) &&
                    PyDateTime_DATE_GET_TZINFO(v) == Py_None;
     if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return 0;
+    if (put_key(b, key) < 0) return -1;
     *p++ = '"';
     p = digits(p, PyDateTime_GET_YEAR(v), 4); /* 1..9999 */
     *p++ = '-';
@@ -164,7 +171,7 @@ static int put_iso(Buf *b, PyObject *v, PyObject *form) {
  * exact str `s`: `s` between quotes where quote(s) is that (`plain`, derived from
  * `quote`), else quote(s). 1 written, 0 the caller's, -1 error. */
 static int put_string(Buf *b, PyObject *key, PyObject *s, PyObject *quote) {
-    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+    if (put_key(b, key) < 0) return -1;
     if (quotes_plainly(s)) {
         if (put(b, "\"", 1) < 0) return -1;
         int done = put_utf8(b, s);
@@ -177,14 +184,16 @@ static int put_string(Buf *b, PyObject *key, PyObject *s, PyObject *quote) {
     return done;
 }
 
-/* The JSON text of a scalar other than a str that the caller's encoder writes
- * natively (None, a bool, an exact int or float, as json writes them): 1 written,
- * 0 `v` is not one, -1 error. */
-static int put_scalar(Buf *b, PyObject *v) {
+/* `key` and the JSON text of a scalar other than a str that the caller's encoder
+ * writes natively (None, a bool, an exact int or float, as json writes them): 1
+ * written, 0 `v` is not one (nothing written), -1 error. */
+static int put_scalar(Buf *b, PyObject *key, PyObject *v) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (v != Py_None && t != &PyBool_Type && t != &PyLong_Type && t != &PyFloat_Type) return 0;
+    if (put_key(b, key) < 0) return -1;
     if (v == Py_None) return put(b, "null", 4) < 0 ? -1 : 1;
     if (v == Py_True) return put(b, "true", 4) < 0 ? -1 : 1;
     if (v == Py_False) return put(b, "false", 5) < 0 ? -1 : 1;
-    PyTypeObject *t = Py_TYPE(v);
     if (t == &PyLong_Type) {
         int overflow;
         long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
@@ -230,7 +239,7 @@ static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyO
 static int append_container(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyObject *dflt,
                             PyObject *quote) {
     int is_dict = PyDict_CheckExact(v);
-    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
+    if (put_key(b, key) < 0) return -1;
     if (put(b, is_dict ? "{" : "[", 1) < 0) return -1;
     if (Py_EnterRecursiveCall(" while writing a row image as JSON")) return -1;
     int done = 1;
@@ -270,11 +279,8 @@ static int append_container(Buf *b, PyObject *key, PyObject *v, PyObject *forms,
 static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyObject *dflt,
                         PyObject *quote) {
     if (PyUnicode_CheckExact(v)) return put_string(b, key, v, quote);
-    Py_ssize_t mark = b->len;
-    if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
-    int done = put_scalar(b, v);
+    int done = put_scalar(b, key, v);
     if (done != 0) return done;
-    b->len = mark;
     if (PyDict_CheckExact(v) || PyList_CheckExact(v))
         return append_container(b, key, v, forms, dflt, quote);
     /* the form of the value's exact type, else the default (tuples, sets,
@@ -287,12 +293,7 @@ static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyO
             PyList_Check(v))
             return 0;
     }
-    if (form != NULL) {
-        if (key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0) return -1;
-        done = put_iso(b, v, form);
-        if (done != 0) return done;
-        b->len = mark;
-    }
+    if (form != NULL && (done = put_iso(b, key, v, form)) != 0) return done;
     PyObject *r = PyObject_CallOneArg(form != NULL ? form : dflt, v);
     if (r == NULL) return -1;
     if (PyUnicode_CheckExact(r)) {
@@ -300,9 +301,7 @@ static int append_value(Buf *b, PyObject *key, PyObject *v, PyObject *forms, PyO
     } else if (PyDict_CheckExact(r) || PyList_CheckExact(r)) {
         done = append_container(b, key, r, forms, dflt, quote);
     } else {
-        done = key != NULL && put(b, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0
-                   ? -1
-                   : put_scalar(b, r);
+        done = put_scalar(b, key, r);
     }
     Py_DECREF(r);
     return done;
