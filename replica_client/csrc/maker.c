@@ -26,11 +26,13 @@ static PyObject *maker_types = NULL;
 /* Could ``v`` be part of a reference cycle? (CPython's rule for tuples, which
  * untracks a tuple holding none: only GC objects can, except untracked exact
  * tuples, and here also untracked tuple subclasses without a __dict__, such as
- * EventHeader, and untracked instances of the frozen Maker-built types.) */
-static inline int may_be_tracked(PyObject *v) {
+ * EventHeader, untracked frozensets (rows.c untracks a SET value's) and
+ * untracked instances of the frozen Maker-built types.) */
+int may_be_tracked_gc(PyObject *v) {
     if (!PyObject_IS_GC(v)) return 0;
     if (PyObject_GC_IsTracked(v)) return 1;
     if (PyTuple_Check(v) && Py_TYPE(v)->tp_dictoffset == 0) return 0; /* e.g. EventHeader */
+    if (PyFrozenSet_CheckExact(v)) return 0; /* immutable: untracked when it held no such value */
     return PySet_Contains(maker_types, (PyObject *)Py_TYPE(v)) != 1;
 }
 

@@ -117,6 +117,14 @@ static void civil_from_days(int64_t z, int *y, int *m, int *d) {
 
 /* -- one value ---------------------------------------------------------------- */
 
+/* A tuple (or frozenset) of values none of which can lead back to it is left to
+ * reference counting now, not when a collection gets to it (CPython's own rule
+ * for tuples): rows buffered ahead of the consumer, and the events that hold
+ * them, are then not scanned by every collection they live through. */
+static inline void untrack_unless(PyObject *t, int cyclic) {
+    if (!cyclic && PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
+}
+
 /* Hand the value to the pure-Python reader: new reference, *pos advanced. */
 static PyObject *call_fallback(Column *c, Ctx *ctx, Py_ssize_t *pos) {
     PyObject *p = PyLong_FromSsize_t(*pos);
@@ -431,14 +439,18 @@ static PyObject *read_value(Column *c, Ctx *ctx, Py_ssize_t *pos) {
         if (nl < 64 && (mask >> nl)) return PyLong_FromUnsignedLongLong(mask);
         PyObject *fs = PyFrozenSet_New(NULL);
         if (fs == NULL) return NULL;
+        int cyclic = 0;
         for (Py_ssize_t i = 0; i < nl && i < 64; i++) {
             if ((mask >> i) & 1) {
-                if (PySet_Add(fs, PyTuple_GET_ITEM(c->obj, i)) < 0) {
+                PyObject *label = PyTuple_GET_ITEM(c->obj, i);
+                if (PySet_Add(fs, label) < 0) {
                     Py_DECREF(fs);
                     return NULL;
                 }
+                if (!cyclic) cyclic = may_be_tracked(label);
             }
         }
+        untrack_unless(fs, cyclic); /* labels are strings: a frozenset of them holds no cycle */
         return fs;
     }
     case C_DECIMAL: {
@@ -494,6 +506,7 @@ static PyObject *decode_one(RowPlan *self, Ctx *ctx, Py_ssize_t *pos,
     PyObject *row = PyTuple_New(ncols);
     if (row == NULL) goto fail;
     Py_ssize_t nbit = 0; /* index into the null bitmap (present columns only) */
+    int cyclic = 0;      /* a value that could lead back to the row */
     for (Py_ssize_t i = 0; i < ncols; i++) {
         PyObject *v;
         if (present_bits != NULL && !bit(present_bits, i)) {
@@ -514,8 +527,10 @@ static PyObject *decode_one(RowPlan *self, Ctx *ctx, Py_ssize_t *pos,
             }
         }
         PyTuple_SET_ITEM(row, i, v);
+        if (!cyclic) cyclic = may_be_tracked(v);
     }
     if (nulls != stack_nulls) PyMem_Free(nulls);
+    untrack_unless(row, cyclic);
     return row;
 fail:
     if (nulls != stack_nulls) PyMem_Free(nulls);
@@ -583,6 +598,10 @@ static PyObject *rows_result(PyObject *list, Py_ssize_t pos) {
     PyObject *t = PyList_AsTuple(list);
     Py_DECREF(list);
     if (t == NULL) return NULL;
+    int cyclic = 0;
+    for (Py_ssize_t i = 0; !cyclic && i < PyTuple_GET_SIZE(t); i++)
+        cyclic = may_be_tracked(PyTuple_GET_ITEM(t, i));
+    untrack_unless(t, cyclic);
     return Py_BuildValue("(Nn)", t, pos);
 }
 
@@ -635,6 +654,7 @@ static PyObject *RowPlan_decode_update_rows(RowPlan *self, PyObject *args) {
                                                        after.full ? NULL : after.bits,
                                                        null_len_after);
                 PyObject *pair = r2 == NULL ? NULL : PyTuple_Pack(2, r1, r2);
+                if (pair != NULL) untrack_unless(pair, may_be_tracked(r1) || may_be_tracked(r2));
                 Py_XDECREF(r1);
                 Py_XDECREF(r2);
                 if (pair == NULL || PyList_Append(list, pair) < 0) {

@@ -34,5 +34,12 @@ PyObject *event_head_setup(PyObject *module, PyObject *args);
 /* maker.c: frozen, slotted dataclasses without their __init__ (accel.py) */
 extern PyTypeObject MakerType;
 int maker_init(void);
+/* Could ``v`` be part of a reference cycle? (A container holding no such value
+ * can be left to reference counting, as CPython untracks such tuples.) The
+ * type's flag answers for most values (ints, strings, ...) without a call. */
+int may_be_tracked_gc(PyObject *v);
+static inline int may_be_tracked(PyObject *v) {
+    return PyType_IS_GC(Py_TYPE(v)) && may_be_tracked_gc(v);
+}
 
 #endif
