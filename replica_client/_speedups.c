@@ -1,6 +1,6 @@
 /* The compiled accelerator, replica_client._speedups: its module definition.
  * The parts, one file per job, are in csrc/: rows.c (row images, RowPlan, and
- * row images as dicts), jsontext.c (row images as JSON text), framing.c
+ * the changes of a rows event), jsontext.c (row images as JSON text), framing.c
  * (packets), header.c (event headers and their CRC32), maker.c (frozen
  * dataclasses without __init__). No I/O. */
 #include "csrc/speedups.h"
@@ -14,8 +14,9 @@ static PyMethodDef module_methods[] = {
      "crc32(data) -> int: the CRC-32 event_head verifies (zlib.crc32's)"},
     {"frame_packet", (PyCFunction)frame_packet, METH_VARARGS,
      "frame_packet(buf, pos, seq, max_payload) -> payload or None (see wire/framing.py)"},
-    {"row_dicts", (PyCFunction)(void (*)(void))row_dicts, METH_FASTCALL,
-     "row_dicts(names, rows, missing, pairs) -> list of dicts (see changes.py)"},
+    {"row_changes", (PyCFunction)(void (*)(void))row_changes, METH_FASTCALL,
+     "row_changes(make, names, rows, missing, fields, slots) -> list of changes"
+     " (see changes.py)"},
     {"json_images", (PyCFunction)(void (*)(void))json_images, METH_FASTCALL,
      "json_images(names, rows, side, missing, forms, default, quote, columns)"
      " -> list of str or None"

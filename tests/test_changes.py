@@ -95,56 +95,80 @@ def _random_rows(rng: random.Random, width: int, count: int) -> tuple[Any, ...]:
     values = [None, 0, -1, "x", b"\x00", 1.5, MISSING, frozenset({"a"}), ("t",)]
     present = [v for v in values if v is not MISSING]
     return tuple(
-        tuple(rng.choice(present if i % 3 else values) for _ in range(width))
-        for i in range(count)
+        tuple(rng.choice(present if i % 3 else values) for _ in range(width)) for i in range(count)
     )
 
 
-def _items(images: list[Any]) -> list[Any]:
-    """The dicts' items in order (== on dicts ignores the order of their keys)."""
+def _shown(made: list[Change]) -> list[tuple[Any, ...]]:
+    """Every field of the changes, the dicts as their items in order (== on dicts
+    ignores the order of their keys)."""
     return [
-        tuple(list(d.items()) for d in image) if isinstance(image, tuple) else list(image.items())
-        for image in images
+        tuple(
+            list(v.items()) if isinstance(v, dict) else v
+            for v in (getattr(c, f.name) for f in dataclasses.fields(Change))
+        )
+        for c in made
     ]
 
 
+_WHEN = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
+
+
+def _fields(op: str) -> tuple[Any, ...]:
+    return (op, "db", "t", None, None, "0-1-9", rc.FilePos("b.000001", 4), _WHEN, 0, ("c0",), 7)
+
+
 @pytest.mark.parametrize("width", [0, 1, 5, 28, 300])
-def test_the_accelerated_row_dicts_equal_the_python_ones(width: int) -> None:
+def test_the_accelerated_row_changes_equal_the_python_ones(width: int) -> None:
     accelerated = speedups()
-    if accelerated is None:  # the pure-Python run: row_dicts is the Python one
-        assert changes.row_dicts is changes._row_dicts
+    if accelerated is None:  # the pure-Python run: row_changes is the Python one
+        assert changes.row_changes is changes._row_changes
         return
     rng = random.Random(width)
     names = tuple(f"c{i}" for i in range(width))
     rows = _random_rows(rng, width, 50)
-    fast = accelerated.row_dicts(names, rows, MISSING, False)
-    assert _items(fast) == _items(changes._row_dicts(names, rows, MISSING, False))
     pairs = tuple(zip(rows, _random_rows(rng, width, 50), strict=True))
-    assert _items(accelerated.row_dicts(names, pairs, MISSING, True)) == _items(
-        changes._row_dicts(names, pairs, MISSING, True)
-    )
-    # more values than names: both stop at the names (as zip() does)
-    assert _items(accelerated.row_dicts(names[:1], rows, MISSING, False)) == _items(
-        changes._row_dicts(names[:1], rows, MISSING, False)
-    )
+    for make in (changes._new_change, Change):
+        for op, images in (("insert", rows), ("delete", rows), ("update", pairs)):
+            args = (make, names, images, MISSING, _fields(op), changes._SLOTS[op])
+            fast = accelerated.row_changes(*args)
+            assert _shown(fast) == _shown(changes._row_changes(*args)), (make, op)
+            assert [c.row_index for c in fast] == list(range(50))
+        # more values than names: both stop at the names (as zip() does)
+        args = (make, names[:1], rows, MISSING, _fields("insert"), changes._SLOTS["insert"])
+        assert _shown(accelerated.row_changes(*args)) == _shown(changes._row_changes(*args))
     # every dict is its own: changing one leaves the others as they were
-    before = _items(fast)
-    for image in fast:
-        image["added"] = 1
-        image.pop("c0", None)
-    assert [[kv for kv in items if kv[0] != "c0"] + [("added", 1)] for items in before] == _items(
-        fast
+    made = accelerated.row_changes(
+        changes._new_change, names, pairs, MISSING, _fields("update"), changes._SLOTS["update"]
     )
+    before = _shown(made)
+    for change in made:
+        for image in (change.before, change.after):
+            image["added"] = 1
+            image.pop("c0", None)
+    edited = [
+        tuple(
+            [kv for kv in v if kv[0] != "c0"] + [("added", 1)] if i in (3, 4) else v
+            for i, v in enumerate(shown)
+        )
+        for shown in before
+    ]
+    assert edited == _shown(made)
 
 
-def test_the_accelerated_row_dicts_refuse_what_is_not_a_row() -> None:
+def test_the_accelerated_row_changes_refuse_what_is_not_a_row() -> None:
     accelerated = speedups()
     if accelerated is None:
         return
+    make, insert, update = changes._new_change, changes._SLOTS["insert"], changes._SLOTS["update"]
     with pytest.raises(TypeError, match="must be a tuple"):
-        accelerated.row_dicts(("a",), ([1],), MISSING, False)
+        accelerated.row_changes(make, ("a",), ([1],), MISSING, _fields("insert"), insert)
     with pytest.raises(TypeError, match=r"\(before, after\) pair"):
-        accelerated.row_dicts(("a",), ((1,),), MISSING, True)
+        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("update"), update)
+    with pytest.raises(ValueError, match="slots out of the fields"):
+        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("insert"), (4, -1, 11))
+    with pytest.raises(TypeError, match="slots"):
+        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("insert"), (4, -1))
 
 
 def test_a_table_map_sharing_columns_with_another_names_its_own_table_and_key() -> None:

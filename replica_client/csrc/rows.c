@@ -763,7 +763,7 @@ PyTypeObject RowPlanType = {
     .tp_new = RowPlan_new,
 };
 
-/* -- row images as dicts (changes.py) --------------------------------------- */
+/* -- the changes of a rows event (changes.py) ------------------------------- */
 
 /* {name: value} of one row image, leaving out the columns that are `missing`.
  *
@@ -796,45 +796,71 @@ static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing,
     return d;
 }
 
-/* row_dicts(names, rows, missing, pairs) -> list: one dict per row image, or one
- * (before, after) tuple of dicts per pair of images when pairs is true. */
-PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* row_changes(make, names, rows, missing, fields, slots) -> list: make(*fields)
+ * for each row, with the row's image as a dict in fields[first] and its index in
+ * fields[index], where (first, second, index) = slots; with second >= 0 each row
+ * is a (before, after) pair of images, the second going to fields[second]. */
+#define MAX_FIELDS 32
+
+PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "row_dicts(names: tuple, rows: tuple, missing, pairs)");
+    if (nargs != 6 || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
+        !PyTuple_Check(args[4]) || !PyTuple_Check(args[5]) || PyTuple_GET_SIZE(args[5]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "row_changes(make, names: tuple, rows: tuple, missing, "
+                                         "fields: tuple, slots: (int, int, int))");
         return NULL;
     }
-    PyObject *names = args[0], *rows = args[1], *missing = args[2];
-    int pairs = PyObject_IsTrue(args[3]);
-    if (pairs < 0) return NULL;
+    Py_ssize_t first = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[5], 0));
+    Py_ssize_t second = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[5], 1));
+    Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[5], 2));
+    if (PyErr_Occurred()) return NULL;
+    PyObject *make = args[0], *names = args[1], *rows = args[2], *missing = args[3];
+    Py_ssize_t nf = PyTuple_GET_SIZE(args[4]);
+    if (nf > MAX_FIELDS || first < 0 || first >= nf || index < 0 || index >= nf ||
+        second >= nf || first == index || second == first || second == index) {
+        PyErr_SetString(PyExc_ValueError, "row_changes: slots out of the fields");
+        return NULL;
+    }
+    PyObject *call[MAX_FIELDS];
+    for (Py_ssize_t k = 0; k < nf; k++) call[k] = PyTuple_GET_ITEM(args[4], k);
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
     PyObject *out = PyList_New(n);
     if (out == NULL) return NULL;
     PyObject *shape = NULL; /* see image_dict */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = PyTuple_GET_ITEM(rows, i), *item;
-        if (pairs) {
+        PyObject *row = PyTuple_GET_ITEM(rows, i), *one, *two = NULL, *change = NULL;
+        if (second >= 0) {
             if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2) {
                 PyErr_SetString(PyExc_TypeError, "an update row must be a (before, after) pair");
-                Py_DECREF(out);
-                return NULL;
+                goto fail;
             }
-            PyObject *before = image_dict(names, PyTuple_GET_ITEM(row, 0), missing, &shape);
-            PyObject *after =
-                before ? image_dict(names, PyTuple_GET_ITEM(row, 1), missing, &shape) : NULL;
-            item = after ? PyTuple_Pack(2, before, after) : NULL;
-            Py_XDECREF(before);
-            Py_XDECREF(after);
+            one = image_dict(names, PyTuple_GET_ITEM(row, 0), missing, &shape);
+            two = one ? image_dict(names, PyTuple_GET_ITEM(row, 1), missing, &shape) : NULL;
+            if (two == NULL) {
+                Py_XDECREF(one);
+                goto fail;
+            }
+            call[second] = two;
         } else {
-            item = image_dict(names, row, missing, &shape);
+            one = image_dict(names, row, missing, &shape);
+            if (one == NULL) goto fail;
         }
-        if (item == NULL) {
-            Py_DECREF(out);
-            return NULL;
+        PyObject *at = PyLong_FromSsize_t(i);
+        if (at != NULL) {
+            call[first] = one;
+            call[index] = at;
+            change = PyObject_Vectorcall(make, call, (size_t)nf, NULL);
+            Py_DECREF(at);
         }
-        PyList_SET_ITEM(out, i, item);
+        Py_DECREF(one);
+        Py_XDECREF(two);
+        if (change == NULL) goto fail;
+        PyList_SET_ITEM(out, i, change);
     }
     return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
 }
 /* The layout codes and string conversions by name, for binlog/rowplan.py's table
  * (a test checks that both sides agree). */

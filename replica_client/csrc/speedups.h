@@ -9,10 +9,10 @@
 #include <string.h>
 #include <structmember.h>
 
-/* rows.c: row images (binlog/rowplan.py), and row images as dicts (changes.py) */
+/* rows.c: row images (binlog/rowplan.py), and the changes of a rows event (changes.py) */
 extern PyTypeObject RowPlanType;
 int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
-PyObject *row_dicts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 int add_codes(PyObject *m);
 
 /* jsontext.c: row images as compact JSON text (spark/changelog.py) */
