@@ -137,6 +137,14 @@ def test_the_accelerated_row_changes_equal_the_python_ones(width: int) -> None:
         # more values than names: both stop at the names (as zip() does)
         args = (make, names[:1], rows, MISSING, _fields("insert"), changes._SLOTS["insert"])
         assert _shown(accelerated.row_changes(*args)) == _shown(changes._row_changes(*args))
+
+    # a constructor that keeps no image: the copies still come from a live dict
+    def items_only(*fields: Any) -> Any:
+        return [list(v.items()) for v in fields if isinstance(v, dict)]
+
+    for op, images in (("insert", rows), ("update", pairs)):
+        args = (items_only, names, images, MISSING, _fields(op), changes._SLOTS[op])
+        assert accelerated.row_changes(*args) == changes._row_changes(*args)
     # every dict is its own: changing one leaves the others as they were
     made = accelerated.row_changes(
         changes._new_change, names, pairs, MISSING, _fields("update"), changes._SLOTS["update"]

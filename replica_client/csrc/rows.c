@@ -122,7 +122,7 @@ static void civil_from_days(int64_t z, int *y, int *m, int *d) {
  * for tuples): rows buffered ahead of the consumer, and the events that hold
  * them, are then not scanned by every collection they live through. */
 static inline void untrack_unless(PyObject *t, int cyclic) {
-    if (!cyclic && PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
+    if (!cyclic) PyObject_GC_UnTrack(t); /* (a no-op on an untracked one) */
 }
 
 /* Hand the value to the pure-Python reader: new reference, *pos advanced. */
@@ -770,8 +770,8 @@ PyTypeObject RowPlanType = {
  * `*shape` is a dict this call may copy: one with every name as its key, from an
  * earlier image of the same rows event. An image with every column is a copy of it
  * with the values replaced (its hash table is copied whole: no key inserted, no
- * resize); the first such image becomes `*shape` (borrowed: the caller's list
- * holds it). */
+ * resize); the first such image becomes `*shape` (borrowed: the caller holds
+ * it). */
 static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing,
                             PyObject **shape) {
     if (!PyTuple_Check(row)) {
@@ -826,7 +826,7 @@ PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t n = PyTuple_GET_SIZE(rows);
     PyObject *out = PyList_New(n);
     if (out == NULL) return NULL;
-    PyObject *shape = NULL; /* see image_dict */
+    PyObject *shape = NULL, *held = NULL; /* see image_dict; held: our reference to it */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = PyTuple_GET_ITEM(rows, i), *one, *two = NULL, *change = NULL;
         if (second >= 0) {
@@ -845,6 +845,10 @@ PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             one = image_dict(names, row, missing, &shape);
             if (one == NULL) goto fail;
         }
+        if (held == NULL && shape != NULL) {
+            held = shape; /* the change need not keep it */
+            Py_INCREF(held);
+        }
         PyObject *at = PyLong_FromSsize_t(i);
         if (at != NULL) {
             call[first] = one;
@@ -857,8 +861,10 @@ PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (change == NULL) goto fail;
         PyList_SET_ITEM(out, i, change);
     }
+    Py_XDECREF(held);
     return out;
 fail:
+    Py_XDECREF(held);
     Py_DECREF(out);
     return NULL;
 }
