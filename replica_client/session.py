@@ -628,7 +628,7 @@ class ReplicaSession:
             checkpoint = t.checkpoint()
         skipped = False
         if countable and self._resume_skip:
-            if self._skip_from_gtid and not isinstance(event, GtidEvent | MysqlGtidEvent):
+            if self._skip_from_gtid and type_code not in TRANSACTION_START_TYPES:
                 # a dump by GTID sends its header events before the interrupted
                 # transaction; a later restart by GTID sends them again: not counted
                 countable = False

@@ -125,15 +125,6 @@ static int put_utf8(Buf *b, PyObject *s) {
     return put(b, u, n) < 0 ? -1 : 1;
 }
 
-/* `width` decimal digits of `value` (0 <= value < 10**width) at `p`; past them. */
-static char *digits(char *p, int value, int width) {
-    for (int i = width - 1; i >= 0; i--) {
-        p[i] = (char)('0' + value % 10);
-        value /= 10;
-    }
-    return p + width;
-}
-
 /* `key` and the quoted ISO text of `v` when `form` is its exact type's own
  * isoformat (a naive datetime, or a date): "YYYY-MM-DD", then for a datetime
  * "THH:MM:SS" and ".ffffff" unless the microseconds are 0. 1 written, 0 not such
@@ -145,22 +136,22 @@ static int put_iso(Buf *b, PyObject *key, PyObject *v, PyObject *form) {
     if (!datetime && !(form == date_isoformat && PyDate_CheckExact(v))) return 0;
     if (put_key(b, key) < 0) return -1;
     *p++ = '"';
-    p = digits(p, PyDateTime_GET_YEAR(v), 4); /* 1..9999 */
+    p = put_digits(p, (uint32_t)PyDateTime_GET_YEAR(v), 4); /* 1..9999 */
     *p++ = '-';
-    p = digits(p, PyDateTime_GET_MONTH(v), 2);
+    p = put_digits(p, (uint32_t)PyDateTime_GET_MONTH(v), 2);
     *p++ = '-';
-    p = digits(p, PyDateTime_GET_DAY(v), 2);
+    p = put_digits(p, (uint32_t)PyDateTime_GET_DAY(v), 2);
     if (datetime) {
         *p++ = 'T';
-        p = digits(p, PyDateTime_DATE_GET_HOUR(v), 2);
+        p = put_digits(p, (uint32_t)PyDateTime_DATE_GET_HOUR(v), 2);
         *p++ = ':';
-        p = digits(p, PyDateTime_DATE_GET_MINUTE(v), 2);
+        p = put_digits(p, (uint32_t)PyDateTime_DATE_GET_MINUTE(v), 2);
         *p++ = ':';
-        p = digits(p, PyDateTime_DATE_GET_SECOND(v), 2);
+        p = put_digits(p, (uint32_t)PyDateTime_DATE_GET_SECOND(v), 2);
         int us = PyDateTime_DATE_GET_MICROSECOND(v);
         if (us) {
             *p++ = '.';
-            p = digits(p, us, 6);
+            p = put_digits(p, (uint32_t)us, 6);
         }
     }
     *p++ = '"';

@@ -149,15 +149,6 @@ static PyObject *call_fallback(Column *c, Ctx *ctx, Py_ssize_t *pos) {
     return value;
 }
 
-/* Write v as exactly width decimal digits, zero-padded (v < 10**width). */
-static int put_digits(char *dst, uint32_t v, int width) {
-    for (int i = width - 1; i >= 0; i--) {
-        dst[i] = (char)('0' + v % 10);
-        v /= 10;
-    }
-    return width;
-}
-
 /* An ASCII text as a str, without the UTF-8 decoder. */
 static PyObject *ascii_str(const char *text, Py_ssize_t n) {
     PyObject *s = PyUnicode_New(n, 127);
@@ -187,13 +178,14 @@ static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
         uint32_t v = (uint32_t)be_n(p, nb);
         p += nb;
         if (v >= POW10[lead_digits]) return NULL;
-        nd += put_digits(digits + nd, v, lead_digits); /* leading zeros dropped below */
+        /* leading zeros dropped below */
+        nd = (int)(put_digits(digits + nd, v, lead_digits) - digits);
     }
     for (int g = 0; g < int_groups; g++) {
         uint32_t v = be32(p);
         p += 4;
         if (v >= 1000000000u) return NULL;
-        nd += put_digits(digits + nd, v, 9);
+        nd = (int)(put_digits(digits + nd, v, 9) - digits);
     }
     int first = 0;
     while (first < nd - 1 && digits[first] == '0') first++;
@@ -205,14 +197,14 @@ static PyObject *decode_decimal(Column *c, const unsigned char *src, int size) {
         p += 4;
         if (v >= 1000000000u) return NULL;
         if (v) frac_zero = 0;
-        nf += put_digits(frac + nf, v, 9);
+        nf = (int)(put_digits(frac + nf, v, 9) - frac);
     }
     if (trail_digits) {
         int nb = DIG2BYTES[trail_digits];
         uint32_t v = (uint32_t)be_n(p, nb);
         if (v >= POW10[trail_digits]) return NULL;
         if (v) frac_zero = 0;
-        nf += put_digits(frac + nf, v, trail_digits);
+        nf = (int)(put_digits(frac + nf, v, trail_digits) - frac);
     }
     if (int_zero && frac_zero) negative = 0;
     if (negative) *out++ = '-';

@@ -9,6 +9,16 @@
 #include <string.h>
 #include <structmember.h>
 
+/* `width` decimal digits of `value` (value < 10**width), zero-padded, at `p`;
+ * returns the end of them (rows.c's DECIMAL text, jsontext.c's ISO dates). */
+static inline char *put_digits(char *p, uint32_t value, int width) {
+    for (int i = width - 1; i >= 0; i--) {
+        p[i] = (char)('0' + value % 10);
+        value /= 10;
+    }
+    return p + width;
+}
+
 /* rows.c: row images (binlog/rowplan.py), and the changes of a rows event (changes.py) */
 extern PyTypeObject RowPlanType;
 int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
