@@ -32,7 +32,7 @@ from .binlog.events import (
     WriteRowsEvent,
 )
 from .binlog.transactions import TransactionTracker
-from .position import FilePos
+from .position import FilePos, PositionMaker
 from .schema import ProvidedColumns, apply_schema, needs_schema, retype_rows
 
 __all__ = ["Change", "ChangeBuilder", "ColumnNames", "iter_changes"]
@@ -145,6 +145,7 @@ class ChangeBuilder:
         "_file",
         "_layouts",
         "_names_cache",
+        "_position",
         "_time",
         "_timestamp",
         "_transactions",
@@ -154,6 +155,7 @@ class ChangeBuilder:
         self._column_names = column_names
         self._transactions = TransactionTracker()
         self._file: str | None = None
+        self._position = PositionMaker().make
         self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
         # id(TABLE_MAP columns) -> (columns, primary key, layout)
         self._layouts: dict[int, tuple[tuple[ColumnInfo, ...], tuple[int, ...], _Layout]] = {}
@@ -189,7 +191,9 @@ class ChangeBuilder:
         """
         if isinstance(event, RowsEvent):
             if position is None and self._file is not None and event.log_pos:
-                position = FilePos(self._file, max(event.log_pos - event.header.event_size, 0))
+                position = self._position(
+                    self._file, max(event.log_pos - event.header.event_size, 0)
+                )
             return self.rows(event, position, self._transactions.gtid)
         self._transactions.observe(event)
         if isinstance(event, RotateEvent):

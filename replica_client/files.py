@@ -37,7 +37,7 @@ from .binlog.events import Event
 from .binlog.legacy import OLD_HEADER_LEN
 from .config import DecoderOptions, TableFilter
 from .errors import ConfigError, MalformedEventError, ReplicaError, TruncatedBinlogError
-from .position import FilePos
+from .position import FilePos, PositionMaker
 
 __all__ = ["BinlogFileReader", "binlog_files_in", "file_spans", "open_binlog"]
 
@@ -119,6 +119,7 @@ class BinlogFileReader:
         # (file, start, end) of the event last yielded; FilePos objects are
         # built only when asked for, not once per event.
         self._where: tuple[str, int, int] | None = None
+        self._position = PositionMaker().make
         self._closed = False
         self._iterating = False
 
@@ -126,13 +127,13 @@ class BinlogFileReader:
     def event_position(self) -> FilePos | None:
         """Where the event last yielded starts."""
         where = self._where
-        return FilePos(where[0], where[1]) if where is not None else None
+        return self._position(where[0], where[1]) if where is not None else None
 
     @property
     def position(self) -> FilePos | None:
         """Just after the event last yielded."""
         where = self._where
-        return FilePos(where[0], where[2]) if where is not None else None
+        return self._position(where[0], where[2]) if where is not None else None
 
     def __enter__(self) -> BinlogFileReader:
         return self

@@ -6,9 +6,11 @@ import pytest
 
 from replica_client.errors import ConfigError
 from replica_client.position import (
+    FilePos,
     Gtid,
     GtidTriple,
     MysqlGtidSet,
+    PositionMaker,
     missing_transactions,
     parse_gtid_triples,
 )
@@ -76,3 +78,25 @@ def test_mysql_sets_are_compared_exactly() -> None:
     assert missing_transactions(delivered, MysqlGtidSet(f"{SID}:1-10")) == ()
     assert missing_transactions(delivered, MysqlGtidSet(f"{SID}:1-7")) == (f"{SID}:8-10",)
     assert missing_transactions(delivered, Gtid("0-1-5")) == (f"{SID}:1-10",)
+
+
+def test_position_maker_checks_what_filepos_checks() -> None:
+    make = PositionMaker().make
+    name = "mariadb-bin.000012"
+    for pos in (0, 4, 12345, (1 << 64) - 1):
+        made = make(name, pos)
+        assert type(made) is FilePos
+        assert made == FilePos(name, pos) and hash(made) == hash(FilePos(name, pos))
+        assert made.file is name and str(made) == f"{name}:{pos}"
+    # the name it checked last is not checked again; every other one is, every offset is
+    for pos in (-1, 1 << 64):
+        with pytest.raises(ConfigError, match="invalid binlog position"):
+            make(name, pos)
+    for bad in ("", "..", "bin.000001; DROP TABLE t", "x" * 256, "a/b"):
+        with pytest.raises(ConfigError, match="invalid binlog file name"):
+            make(bad, 4)
+        with pytest.raises(ConfigError, match="invalid binlog file name"):
+            FilePos(bad, 4)
+    assert make("other-bin.000001", 4) == FilePos("other-bin.000001", 4)
+    with pytest.raises(ConfigError, match="invalid binlog file name"):
+        make("bin.000001\n", 4)

@@ -48,7 +48,7 @@ from ..errors import (
     SnapshotError,
     StateError,
 )
-from ..position import FilePos, Gtid, MysqlGtidSet
+from ..position import FilePos, Gtid, MysqlGtidSet, PositionMaker
 from ..schema import apply_schema, needs_schema, retype_rows
 from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
 from ..snapshot import ReadPoint, SnapshotState
@@ -123,6 +123,7 @@ class BinlogStream:
         self._caught_up = False  # the consumer holds everything taken so far
         self._acked: StreamItem | None = None  # the last end ACKed ahead of the consumer
         self._changes: ChangeBuilder | None = None  # the changes() consumer's builder
+        self._position = PositionMaker().make  # the changes' positions
         self._schemas: dict[tuple[str, str, tuple[tuple[int, int], ...]], TableMapEvent | None] = {}
         self._closed = False
         self._ended = False
@@ -415,7 +416,7 @@ class BinlogStream:
         """
         builder = self._changes
         assert builder is not None
-        where = FilePos(item.file, item.start) if item.file else None
+        where = self._position(item.file, item.start) if item.file else None
         return builder.rows(event, where, self._delivery.gtid)
 
     def _handed_over(self) -> None:
