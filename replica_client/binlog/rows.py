@@ -166,24 +166,37 @@ class RowDecoderCache:
 
     Keyed by the TABLE_MAP body without its table id (schema, table, types,
     metadata, null bitmap, optional metadata), least recently used first out.
+    A definition decodes differently by ``layout`` (the binlog's flavour and
+    TABLE_MAP layout); the cache holds one layout's decoders at a time.
     """
 
-    __slots__ = ("_by_definition", "_max_size")
+    __slots__ = ("_by_definition", "_layout", "_max_size")
 
     def __init__(self, max_size: int = 4096) -> None:
         self._by_definition: OrderedDict[bytes, RowDecoder] = OrderedDict()
         self._max_size = max_size
+        self._layout = -1
 
-    def lookup(self, definition: bytes) -> RowDecoder | None:
-        """The decoder compiled for ``definition``, if any (its ``table`` is the
-        TABLE_MAP it was compiled from)."""
+    def lookup(self, layout: int, definition: bytes) -> RowDecoder | None:
+        """The decoder compiled for ``definition`` in ``layout``, if any (its
+        ``table`` is the TABLE_MAP it was compiled from)."""
+        if layout != self._layout:
+            self._by_definition.clear()
+            self._layout = layout
+            return None
         decoder = self._by_definition.get(definition)
         if decoder is not None:
             self._by_definition.move_to_end(definition)
         return decoder
 
-    def get(self, definition: bytes, table: TableMapEvent, mariadb: bool = True) -> RowDecoder:
+    def get(
+        self, layout: int, definition: bytes, table: TableMapEvent, mariadb: bool = True
+    ) -> RowDecoder:
+        """The decoder for ``definition`` (``table`` decoded from it), compiled if new."""
         cache = self._by_definition
+        if layout != self._layout:
+            cache.clear()
+            self._layout = layout
         decoder = cache.get(definition)
         if decoder is None:
             decoder = RowDecoder(table, mariadb)

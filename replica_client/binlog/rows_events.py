@@ -144,8 +144,9 @@ def decode_table_map_event(
     """
     phl = fmt.post_header_lens[_TABLE_MAP]
     # Key: the body after the table id, and what else decodes it differently.
-    definition = bytes([fmt.mariadb | fmt.old_table_map << 1]) + view[pos + phl - 2 : end]
-    decoder: RowDecoder | None = maps.decoders.lookup(definition)
+    layout = fmt.mariadb | fmt.old_table_map << 1
+    definition = view[pos + phl - 2 : end].tobytes()
+    decoder: RowDecoder | None = maps.decoders.lookup(layout, definition)
     if decoder is not None:
         # Seen before (every transaction repeats its TABLE_MAPs): reuse the
         # decoded definition, only the header and the table id differ.
@@ -167,7 +168,7 @@ def decode_table_map_event(
             header, view, pos, end, phl, fmt.mariadb, old_layout=fmt.old_table_map
         )
         keep = maps.filter is None or maps.filter(tm.schema, tm.table)
-        decoder = maps.decoders.get(definition, tm, fmt.mariadb) if keep else None
+        decoder = maps.decoders.get(layout, definition, tm, fmt.mariadb) if keep else None
         if decoder is not None and _TM_FAST and type(tm) is TableMapEvent:
             decoder.table_rest = _tm_rest(tm)
     by_id = maps.by_id

@@ -28,6 +28,7 @@ from replica_client.binlog.events import (
     WriteRowsEvent,
 )
 from replica_client.binlog.json_binary import apply_json_diffs
+from replica_client.binlog.rows import RowDecoderCache
 from replica_client.config import DecoderOptions, TableFilter
 from replica_client.errors import LimitExceededError, MalformedEventError
 from replica_client.testing.server import MariaDBServer
@@ -108,6 +109,18 @@ def test_one_compiled_decoder_per_table_definition() -> None:
     definitions = {data[19 + 6 : -4] for data in maps}
     assert len(maps) == 60 and len(definitions) < len(maps)
     assert len(decoder.table_maps.decoders) == len(definitions)
+
+
+def test_a_compiled_decoder_serves_only_its_binlog_layout() -> None:
+    # The same TABLE_MAP bytes read differently in a MariaDB and a MySQL binlog.
+    tm = next(e for _, e in fixture_events(CRC32_57) if isinstance(e, TableMapEvent))
+    cache = RowDecoderCache()
+    mysql = cache.get(0, b"definition", tm, mariadb=False)
+    assert cache.lookup(0, b"definition") is mysql
+    assert cache.lookup(1, b"definition") is None
+    mariadb = cache.get(1, b"definition", tm, mariadb=True)
+    assert mariadb is not mysql and cache.lookup(1, b"definition") is mariadb
+    assert cache.lookup(0, b"definition") is None and len(cache) == 0
 
 
 def test_table_maps_of_one_statement_are_limited() -> None:
