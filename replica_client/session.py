@@ -349,6 +349,13 @@ _ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kep
 _GTID_EVENT_TYPES: Final = frozenset({GtidEvent, MysqlGtidEvent, *MysqlGtidEvent.__subclasses__()})
 
 
+def _short_event(payload: bytes, position: int) -> MalformedEventError:
+    return MalformedEventError(
+        f"event packet of {len(payload)} bytes is shorter than an event header",
+        position=position,
+    )
+
+
 class ReplicaSession:
     """Glues :class:`RegistrationMachine` and :class:`EventDecoder` for one connection.
 
@@ -534,6 +541,14 @@ class ReplicaSession:
         framed = self._framed
         if self._pending_inner:
             return 0
+        if (
+            self._decoder is not None
+            and not self._semi
+            and not self._resume_skip
+            and not self._await_gtid_start
+            and not self._keep_raw
+        ):
+            return self._decode_plain(out, limit)
         size = 0
         while framed and limit > 0:
             payload = framed.popleft()
@@ -544,6 +559,54 @@ class ReplicaSession:
             if self._pending_inner:
                 break
             limit -= 1
+        return size
+
+    def _decode_plain(self, out: deque[StreamItem], limit: int) -> int:
+        """:meth:`decode_framed` once the first event is decoded, for a session
+        that neither ACKs (no semi-sync), skips (not resuming), waits for its GTID
+        start nor keeps raw bytes: :meth:`_event_item` of such an event, in one
+        loop (a test holds the items equal to :meth:`next_item`'s).
+        """
+        framed = self._framed
+        decoder = self._decoder
+        assert decoder is not None
+        decode = decoder.decode
+        t = self._t
+        step = t.step
+        types = self._event_types
+        size = taken = 0
+        try:
+            while framed and limit > 0:
+                payload = framed.popleft()
+                taken += len(payload)
+                if len(payload) <= EVENT_HEADER_LEN:
+                    raise _short_event(payload, t.pos)
+                event = decode(memoryview(payload)[1:], t.pos)
+                header = decoder.last_header
+                assert header is not None
+                file, start, end, countable, boundary = step(header, event)
+                out.append(
+                    _new_item(
+                        event,
+                        file,
+                        start,
+                        end,
+                        header[3],
+                        False,
+                        t.checkpoint() if boundary and t.file else None,
+                        countable,
+                        False,
+                        event is not None and (types is None or isinstance(event, types)),
+                        None,
+                    )
+                )
+                size += header[3]
+                if type(event) is TransactionPayloadEvent and event.events:
+                    self._pending_inner.extend(event.events)
+                    break
+                limit -= 1
+        finally:
+            self._framed_bytes -= taken
         return size
 
     def frame_ahead(self, limit: int) -> None:
@@ -605,10 +668,7 @@ class ReplicaSession:
             offset = 3
         t = self._t
         if len(payload) - offset < EVENT_HEADER_LEN:
-            raise MalformedEventError(
-                f"event packet of {len(payload)} bytes is shorter than an event header",
-                position=t.pos,
-            )
+            raise _short_event(payload, t.pos)
         # a view, not a copy: the decoder copies out what it keeps (40 MB rows stay one copy)
         event = decoder.decode(memoryview(payload)[offset:], t.pos)
         header = decoder.last_header

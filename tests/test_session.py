@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections import deque
 from collections.abc import Callable
 
 import pytest
@@ -425,9 +426,85 @@ def test_no_checksum_stream() -> None:
     assert [i.start for i in items[1:]] == b.starts
 
 
+def run_ahead(
+    primary: FakePrimary, settings: RegistrationSettings, batch: int, **kwargs: object
+) -> list[StreamItem]:
+    """``run``, driven as the asyncio driver drives a stream: events framed ahead,
+    then decoded ``batch`` at a time (``decode_framed``), the rest item by item."""
+    session = ReplicaSession(settings, random_bytes=lambda n: b"\x11" * n, **kwargs)  # type: ignore[arg-type]
+    items: deque[StreamItem] = deque()
+    incoming = primary.greeting()
+    while incoming:
+        session.receive_data(incoming)
+        while True:
+            if session.streaming:
+                session.frame_ahead(1024)
+                if session.decode_framed(items, batch):
+                    continue
+            item = session.next_item()
+            if item is NEED_DATA or item is END:
+                break
+            items.append(item)
+        incoming = primary.receive(session.data_to_send())
+    return list(items)
+
+
+_START_GTID = RegistrationSettings(
+    user="repl", password=b"secret", server_id=42, blocking=False, start=Gtid("0-1-4")
+)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 32])
+@pytest.mark.parametrize(
+    "case", ["plain", "types", "zero_log_pos", "no_checksum", "gtid_start", "resume"]
+)
+def test_events_decoded_ahead_are_the_items_of_next_item(
+    case: str, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b, events = _stream(crc=case != "no_checksum", zero_log_pos=case == "zero_log_pos")
+    settings, kwargs = SETTINGS, dict[str, object]()
+    if case == "types":
+        kwargs = {"event_types": (XidEvent, RotateEvent)}
+    elif case == "gtid_start":
+        settings = _START_GTID
+    elif case == "resume":  # the general path: skipping what was delivered before
+        start = FilePos("mysql-bin.000001", b.starts[7])
+        events = [fake_rotate(start.file, start.pos), *events[8:]]
+        settings = RegistrationSettings(user="repl", password=b"secret", server_id=42, start=start)
+        kwargs = {"gtid_state": Gtid("0-1-6"), "resume_skip": (GTID, QUERY)}
+
+    def primary() -> FakePrimary:
+        return FakePrimary(events=events, checksum="NONE" if case == "no_checksum" else "CRC32")
+
+    _, one_by_one = run(primary(), settings, whole, ack=True, **kwargs)
+    plain = ReplicaSession._decode_plain
+    loops: list[int] = []
+
+    def counted(self: ReplicaSession, out: deque[StreamItem], limit: int) -> int:
+        loops.append(limit)
+        return plain(self, out, limit)
+
+    monkeypatch.setattr(ReplicaSession, "_decode_plain", counted)
+    ahead = run_ahead(primary(), settings, batch, **kwargs)
+    # after the first event, every plain session decodes in the one loop; one
+    # that skips (resuming) or awaits its GTID start (no artificial GTID_LIST
+    # here) never does
+    assert bool(loops) == (case not in ("resume", "gtid_start"))
+    assert len(one_by_one) >= 5
+    assert ahead == one_by_one
+    assert [i.checkpoint for i in ahead] == [i.checkpoint for i in one_by_one]
+
+
 @settings(max_examples=200, deadline=None)
-@given(body=st.binary(max_size=120), type_code=st.sampled_from([2, 4, 15, 16, 19, 27, 162, 163]))
-def test_garbage_events_raise_replica_errors_only(body: bytes, type_code: int) -> None:
+@given(
+    body=st.binary(max_size=120),
+    type_code=st.sampled_from([2, 4, 15, 16, 19, 27, 162, 163]),
+    ahead=st.booleans(),
+)
+def test_garbage_events_raise_replica_errors_only(body: bytes, type_code: int, ahead: bool) -> None:
     events = [fake_rotate("mysql-bin.000001"), build_event(type_code, body, log_pos=500)]
     with contextlib.suppress(ReplicaError):
-        run(FakePrimary(events=events), SETTINGS)
+        if ahead:
+            run_ahead(FakePrimary(events=events), SETTINGS, 32)
+        else:
+            run(FakePrimary(events=events), SETTINGS)
