@@ -86,6 +86,15 @@ _SLOTS: Final = {
 }
 
 
+#: The op of each rows event class, and where its images go (exact classes first;
+#: a subclass takes its base's: a partial update is an update).
+_KINDS: Final[dict[type[RowsEvent], tuple[Op, tuple[int, int, int]]]] = {
+    UpdateRowsEvent: ("update", _SLOTS["update"]),
+    WriteRowsEvent: ("insert", _SLOTS["insert"]),
+    DeleteRowsEvent: ("delete", _SLOTS["delete"]),
+}
+
+
 def _row_changes(
     make: Callable[..., Change],
     names: tuple[str, ...],
@@ -223,26 +232,33 @@ class ChangeBuilder:
         For a caller that follows transactions itself (a stream's delivery does);
         :meth:`feed` is this with the builder's own tracking.
         """
-        known = self._schema_for(event.table)
-        if known is not event.table:
-            event = retype_rows(event, known)
+        kind = _KINDS.get(type(event))
+        if kind is None:
+            kind = next((k for c, k in _KINDS.items() if isinstance(event, c)), None)
+            if kind is None:
+                return []
+        op, slots = kind
         table = event.table
-        names, pk = self._layout(table)
+        if self._column_names is not None:
+            known = self._schema_for(table)
+            if known is not table:
+                event = retype_rows(event, known)
+                table = known
+        # _layout, its cache hit inlined: every rows event asks
+        columns = table.columns
+        cached = self._layouts.get(id(columns))
+        if cached is not None and cached[0] is columns and cached[1] == table.primary_key:
+            names, pk = cached[2]
+        else:
+            names, pk = self._layout(table)
         header = event.header
         ts = self._time
         if header[0] != self._timestamp:
             ts = self._time = dt.datetime.fromtimestamp(header[0], dt.UTC)
             self._timestamp = header[0]
-        if isinstance(event, UpdateRowsEvent):
-            op: Op = "update"
-        elif isinstance(event, WriteRowsEvent):
-            op = "insert"
-        elif isinstance(event, DeleteRowsEvent):
-            op = "delete"
-        else:
-            return []
         fields = (op, table.schema, table.table, None, None, gtid, position, ts, 0, pk, header[2])
-        return row_changes(_new_change, names, event.rows, MISSING, fields, _SLOTS[op])
+        rows = event.rows  # type: ignore[attr-defined]  # one of _KINDS' classes
+        return row_changes(_new_change, names, rows, MISSING, fields, slots)
 
 
 #: Change(...) with every field, without the generated __init__ (see accel.constructor).

@@ -16,13 +16,14 @@ from replica_client.accel import speedups
 from replica_client.binlog.events import (
     MISSING,
     DeleteRowsEvent,
+    PartialUpdateRowsEvent,
     RowsEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
 from replica_client.binlog.transactions import TransactionTracker
 from replica_client.changes import Change
-from tests.binlog_files import FIXTURES
+from tests.binlog_files import FIXTURES, fixture_events
 
 _SIDECARS = {".md", ".txt", ".sql"}
 NEGATIVE = {"binlog_truncated", "corrupt-relay", "non-binlog", "canal/tsdb"}
@@ -195,3 +196,18 @@ def test_a_table_map_sharing_columns_with_another_names_its_own_table_and_key() 
     assert {c.table for c in first} == {event.table.table}
     assert {c.table for c in second} == {other.table}
     assert {c.primary_key for c in second} == {()}
+
+
+def test_a_partial_json_update_is_an_update_change() -> None:
+    # PartialUpdateRowsEvent derives from UpdateRowsEvent: its op is its base's.
+    events = [e for _, e in fixture_events("rust_mysql_common/json.binlog.000001")]
+    (partial,) = [e for e in events if isinstance(e, PartialUpdateRowsEvent)]
+    got = changes.ChangeBuilder().rows(partial, None, None)
+    assert [c.op for c in got] == ["update"] * len(partial.rows)
+    names = partial.table.column_names
+
+    def image(row: tuple[Any, ...]) -> dict[str, Any]:
+        return {n: v for n, v in zip(names, row, strict=True) if v is not MISSING}
+
+    for change, (before, after) in zip(got, partial.rows, strict=True):
+        assert (change.before, change.after) == (image(before), image(after))

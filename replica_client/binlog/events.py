@@ -299,7 +299,7 @@ class GtidEvent(Event):
 
     @property
     def gtid(self) -> str:
-        return f"{self.domain_id}-{self.header.server_id}-{self.seq_no}"
+        return f"{self.domain_id}-{self.header[2]}-{self.seq_no}"  # header[2]: server_id
 
     @property
     def standalone(self) -> bool:
