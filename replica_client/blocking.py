@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import ssl
+from collections import deque
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Final
@@ -26,6 +27,9 @@ from .session import END, NEED_DATA, ReplicaSession, StreamItem
 __all__ = ["BlockingReplica"]
 
 _RECV_SIZE: Final = 1 << 20
+#: Events framed ahead of the consumer (bytes only), and decoded per step.
+_AHEAD: Final = 1024
+_BATCH: Final = 32
 
 
 class BlockingReplica:
@@ -82,8 +86,18 @@ class BlockingReplica:
         """Connect, register, and yield every item until the end of the dump."""
         session = self.session
         sock = self._connect()
+        ahead: deque[StreamItem] = deque()
         try:
             while True:
+                if session.streaming:
+                    # events received whole are framed, then decoded a batch at a
+                    # time: the same items as next_item's, in the same order
+                    session.frame_ahead(_AHEAD - session.buffered_events)
+                    if session.decode_framed(ahead, _BATCH):
+                        while ahead:
+                            yield ahead.popleft()
+                            self._send(sock)  # an ACK the consumer queued
+                        continue
                 item = session.next_item()
                 self._send(sock)
                 if item is END:

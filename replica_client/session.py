@@ -546,7 +546,6 @@ class ReplicaSession:
             and not self._semi
             and not self._resume_skip
             and not self._await_gtid_start
-            and not self._keep_raw
         ):
             return self._decode_plain(out, limit)
         size = 0
@@ -563,9 +562,9 @@ class ReplicaSession:
 
     def _decode_plain(self, out: deque[StreamItem], limit: int) -> int:
         """:meth:`decode_framed` once the first event is decoded, for a session
-        that neither ACKs (no semi-sync), skips (not resuming), waits for its GTID
-        start nor keeps raw bytes: :meth:`_event_item` of such an event, in one
-        loop (a test holds the items equal to :meth:`next_item`'s).
+        that neither ACKs (no semi-sync), skips (not resuming) nor waits for its
+        GTID start: :meth:`_event_item` of such an event, in one loop (a test
+        holds the items equal to :meth:`next_item`'s).
         """
         framed = self._framed
         decoder = self._decoder
@@ -574,6 +573,7 @@ class ReplicaSession:
         t = self._t
         step = t.step
         types = self._event_types
+        keep_raw = self._keep_raw
         size = taken = 0
         try:
             while framed and limit > 0:
@@ -597,7 +597,7 @@ class ReplicaSession:
                         countable,
                         False,
                         event is not None and (types is None or isinstance(event, types)),
-                        None,
+                        payload[1:] if keep_raw else None,
                     )
                 )
                 size += header[3]

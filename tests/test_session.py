@@ -456,7 +456,7 @@ _START_GTID = RegistrationSettings(
 
 @pytest.mark.parametrize("batch", [1, 3, 32])
 @pytest.mark.parametrize(
-    "case", ["plain", "types", "zero_log_pos", "no_checksum", "gtid_start", "resume"]
+    "case", ["plain", "types", "raw", "zero_log_pos", "no_checksum", "gtid_start", "resume"]
 )
 def test_events_decoded_ahead_are_the_items_of_next_item(
     case: str, batch: int, monkeypatch: pytest.MonkeyPatch
@@ -465,6 +465,8 @@ def test_events_decoded_ahead_are_the_items_of_next_item(
     settings, kwargs = SETTINGS, dict[str, object]()
     if case == "types":
         kwargs = {"event_types": (XidEvent, RotateEvent)}
+    elif case == "raw":
+        kwargs = {"keep_raw": True}
     elif case == "gtid_start":
         settings = _START_GTID
     elif case == "resume":  # the general path: skipping what was delivered before
@@ -492,6 +494,7 @@ def test_events_decoded_ahead_are_the_items_of_next_item(
     assert bool(loops) == (case not in ("resume", "gtid_start"))
     assert len(one_by_one) >= 5
     assert ahead == one_by_one
+    assert all(i.raw is not None for i in ahead) == (case == "raw")
     assert [i.checkpoint for i in ahead] == [i.checkpoint for i in one_by_one]
 
 
