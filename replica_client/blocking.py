@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Final
 
-from .errors import ConnectionLostError, ReplicaTimeoutError
+from .errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
 from .session import END, NEED_DATA, ReplicaSession, StreamItem
 
 __all__ = ["BlockingReplica"]
@@ -93,11 +93,19 @@ class BlockingReplica:
                     # events received whole are framed, then decoded a batch at a
                     # time: the same items as next_item's, in the same order
                     session.frame_ahead(_AHEAD - session.buffered_events)
-                    if session.decode_framed(ahead, _BATCH):
+                    failed: ReplicaError | None = None
+                    try:
+                        session.decode_framed(ahead, _BATCH)
+                    except ReplicaError as exc:
+                        failed = exc  # the events decoded before the bad one go out first
+                    if ahead:
                         while ahead:
                             yield ahead.popleft()
                             self._send(sock)  # an ACK the consumer queued
-                        continue
+                        if failed is None:
+                            continue
+                    if failed is not None:
+                        raise failed
                 item = session.next_item()
                 self._send(sock)
                 if item is END:

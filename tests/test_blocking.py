@@ -1,8 +1,10 @@
-"""The blocking driver: the same session over a plain socket, against a real primary."""
+"""The blocking driver: the same session over a plain socket, against a real primary
+(and the scripted fake one where a primary cannot be made to send bad bytes)."""
 
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -11,11 +13,13 @@ from replica_client.binlog.decoder import EventDecoder
 from replica_client.binlog.events import RawRowsEvent, WriteRowsEvent, XidEvent
 from replica_client.blocking import BlockingReplica
 from replica_client.config import DecoderOptions
-from replica_client.session import ReplicaSession
+from replica_client.errors import MalformedEventError
+from replica_client.session import ReplicaSession, StreamItem
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from replica_client.tls import client_ssl_context
 from replica_client.wire.registration import RegistrationSettings
+from tests.fake_primary import BinlogBuilder, FakePrimary, build_event, fake_rotate
 from tests.integration._stream_support import (
     REPL_PASSWORD,
     REPL_USER,
@@ -113,3 +117,44 @@ def test_unreachable_primary_is_a_lost_connection() -> None:
     session = ReplicaSession(_settings(rc.FilePos("mysql-bin.000001", 4)))
     with pytest.raises(rc.ConnectionLostError, match="cannot connect"):
         list(BlockingReplica(session, "127.0.0.1", port, connect_timeout=2).items())
+
+
+def _serve_once(primary: FakePrimary) -> int:
+    """A blocking TCP server for one connection to ``primary``; its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def run() -> None:
+        conn, _ = listener.accept()
+        with conn, listener:
+            conn.sendall(primary.greeting())
+            while data := conn.recv(65536):
+                out = primary.receive(data)
+                if out:
+                    conn.sendall(out)
+
+    threading.Thread(target=run, daemon=True).start()
+    return int(listener.getsockname()[1])
+
+
+def test_events_before_a_bad_one_are_yielded_before_its_error() -> None:
+    # Events arrive in one read and are decoded ahead, a batch at a time: the
+    # good ones of the batch that holds the bad one still reach the consumer.
+    b = BinlogBuilder()
+    b.fde()
+    b.gtid_list([(0, 1, 4)])
+    for seq in range(5, 9):
+        b.transaction(seq)
+    bad = build_event(16, b"\x01", log_pos=b.pos + 24)  # an XID without its 8-byte id
+    events = [fake_rotate("mysql-bin.000001"), *b.events, bad]
+    port = _serve_once(FakePrimary(events=events))
+    settings = RegistrationSettings(user="repl", password=b"secret", server_id=42, blocking=False)
+    got: list[StreamItem] = []
+    replica = BlockingReplica(ReplicaSession(settings), "127.0.0.1", port)
+    with replica, pytest.raises(MalformedEventError) as info:
+        for item in replica.items():
+            got.append(item)
+    assert info.value.event_type == 16
+    assert len(got) == len(events) - 1
+    last = got[-1]
+    assert isinstance(last.event, XidEvent) and last.checkpoint is not None
+    assert last.checkpoint.gtid_state == rc.Gtid("0-1-8")
