@@ -773,6 +773,8 @@ class ReplicaSession:
                 f"{event_type_name(expected[index])} was delivered; the primary's binlog "
                 "differs from what was delivered"
             )
+        if index + 1 == len(expected):
+            self._resume_skip = ()  # all re-sent: what follows is new (and decode_framed's)
         return True
 
     def _wanted(self, event: Event) -> bool:
