@@ -180,6 +180,10 @@ class Layout:
     port: int
     pid_file: Path
     error_log: Path
+    #: The server's own temporary directory: a server deletes every ``#sql*``
+    #: file of its tmpdir when it starts, so servers sharing one (/tmp) delete
+    #: each other's temporary tables (a bootstrap running beside a start fails).
+    tmpdir: Path | None = None
     key_file: Path | None = None
     ca_cert: Path | None = None
     server_cert: Path | None = None
@@ -188,6 +192,13 @@ class Layout:
 
 def _sql_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _own_tmpdir(datadir: Path) -> str:
+    """``--tmpdir`` beside ``datadir``, created (see :attr:`Layout.tmpdir`)."""
+    tmpdir = datadir.parent / "tmp"
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    return f"--tmpdir={tmpdir}"
 
 
 def _as_root() -> list[str]:
@@ -254,6 +265,7 @@ class Flavor(ABC):
             "--bind-address=127.0.0.1",
             f"--pid-file={layout.pid_file}",
             f"--log-error={layout.error_log}",
+            *([f"--tmpdir={layout.tmpdir}"] if layout.tmpdir is not None else []),
             *self.binlog_args(variant),
             *self.base_innodb,
             *self.fast_io,
@@ -398,6 +410,7 @@ class MariaDB(Flavor):
             "--bootstrap",
             *_as_root(),
             f"--datadir={datadir}",
+            _own_tmpdir(datadir),
             *self._paths(install),
             "--skip-name-resolve",
             *self.base_innodb,
@@ -423,6 +436,7 @@ class MariaDB(Flavor):
             "--no-defaults",
             *_as_root(),
             f"--datadir={datadir}",
+            _own_tmpdir(datadir),
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
             "--skip-name-resolve",
@@ -492,6 +506,7 @@ class MySQL(Flavor):
             "--initialize-insecure",
             *_as_root(),
             f"--datadir={datadir}",
+            _own_tmpdir(datadir),
             *self._paths(install),
             f"--init-file={init_file}",
             *self.base_innodb,

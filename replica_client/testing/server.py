@@ -218,6 +218,11 @@ class DatabaseServer:
         return self.datadir / "error.log"
 
     @property
+    def tmpdir(self) -> Path:
+        """The server's own temporary directory (``flavors.Layout.tmpdir``)."""
+        return self.base_dir / "tmp"
+
+    @property
     def key_file(self) -> Path | None:
         """file_key_management key file (keys 1 and 2) for the ``encrypt`` variant."""
         return self.base_dir / "keys" / "keyfile.txt" if self.variant.encrypt else None
@@ -266,6 +271,7 @@ class DatabaseServer:
             port=port,
             pid_file=self.pid_file,
             error_log=self.error_log,
+            tmpdir=self.tmpdir,
             key_file=self.key_file,
             ca_cert=self.ca_cert,
             server_cert=self.server_cert,
@@ -418,6 +424,7 @@ class DatabaseServer:
             _LIVE[id(self)] = self
         base = self.base_dir
         base.mkdir(parents=True, exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
         if not (self.datadir / "mysql").is_dir():
             template = flavors.datadir_template(
                 self._flavor, self.install, flavors.innodb_args(self.variant.extra_args)

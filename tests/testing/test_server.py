@@ -380,3 +380,21 @@ def test_plugin_fails_with_the_reason_when_a_flavor_cannot_be_provisioned(tmp_pa
     assert "mysql-9.7 primary (mysql-9.7) is not available" in output
     assert "cannot fetch the package lists of Debian sid" in output
     assert "skipped" not in output
+
+
+def test_a_starting_server_leaves_other_servers_temporary_files(
+    mariadb_primary: MariaDBServer,
+) -> None:
+    # A server deletes every #sql* file of its tmpdir when it starts: with one
+    # tmpdir for all (/tmp), a server starting beside a bootstrap deleted the
+    # bootstrap's temporary table and the bootstrap failed. Each has its own.
+    assert variables(mariadb_primary, "tmpdir") == {"tmpdir": str(mariadb_primary.tmpdir)}
+    held = mariadb_primary.tmpdir / "#sql-temptable-held-1-1.MAI"
+    held.write_bytes(b"")
+    try:
+        with MariaDBServer() as other:
+            assert other.tmpdir != mariadb_primary.tmpdir
+            assert variables(other, "tmpdir") == {"tmpdir": str(other.tmpdir)}
+        assert held.exists()
+    finally:
+        held.unlink(missing_ok=True)
