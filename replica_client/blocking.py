@@ -98,14 +98,14 @@ class BlockingReplica:
                         session.decode_framed(ahead, _BATCH)
                     except ReplicaError as exc:
                         failed = exc  # the events decoded before the bad one go out first
-                    if ahead:
-                        while ahead:
-                            yield ahead.popleft()
-                            self._send(sock)  # an ACK the consumer queued
-                        if failed is None:
-                            continue
+                    decoded = bool(ahead)
+                    while ahead:
+                        yield ahead.popleft()
+                        self._send(sock)  # an ACK the consumer queued
                     if failed is not None:
                         raise failed
+                    if decoded:
+                        continue
                 item = session.next_item()
                 self._send(sock)
                 if item is END:

@@ -209,16 +209,14 @@ class ChangeBuilder:
             self._file = event.next_file
         return []
 
-    def _layout(self, table: TableMapEvent) -> _Layout:
-        """Column names and primary-key names of ``table``, computed once per table.
+    def _new_layout(self, table: TableMapEvent) -> _Layout:
+        """Column names and primary-key names of ``table``, kept for its repeats.
 
         Every transaction repeats its TABLE_MAPs; the decoder hands the repeats
-        the same ``columns`` tuple, which keys this cache (with the primary key).
+        the same ``columns`` tuple, which keys this cache (with the primary key):
+        :meth:`rows` looks there first.
         """
         columns = table.columns
-        cached = self._layouts.get(id(columns))
-        if cached is not None and cached[0] is columns and cached[1] == table.primary_key:
-            return cached[2]
         names = table.column_names
         layout = (names, tuple(names[i] for i in table.primary_key))
         if len(self._layouts) > 1024:
@@ -244,13 +242,12 @@ class ChangeBuilder:
             if known is not table:
                 event = retype_rows(event, known)
                 table = known
-        # _layout, its cache hit inlined: every rows event asks
         columns = table.columns
         cached = self._layouts.get(id(columns))
         if cached is not None and cached[0] is columns and cached[1] == table.primary_key:
             names, pk = cached[2]
         else:
-            names, pk = self._layout(table)
+            names, pk = self._new_layout(table)
         header = event.header
         ts = self._time
         if header[0] != self._timestamp:

@@ -180,9 +180,7 @@ class RowDecoderCache:
     def lookup(self, layout: int, definition: bytes) -> RowDecoder | None:
         """The decoder compiled for ``definition`` in ``layout``, if any (its
         ``table`` is the TABLE_MAP it was compiled from)."""
-        if layout != self._layout:
-            self._by_definition.clear()
-            self._layout = layout
+        if self._switched(layout):
             return None
         decoder = self._by_definition.get(definition)
         if decoder is not None:
@@ -194,9 +192,7 @@ class RowDecoderCache:
     ) -> RowDecoder:
         """The decoder for ``definition`` (``table`` decoded from it), compiled if new."""
         cache = self._by_definition
-        if layout != self._layout:
-            cache.clear()
-            self._layout = layout
+        self._switched(layout)
         decoder = cache.get(definition)
         if decoder is None:
             decoder = RowDecoder(table, mariadb)
@@ -206,6 +202,14 @@ class RowDecoderCache:
         else:
             cache.move_to_end(definition)
         return decoder
+
+    def _switched(self, layout: int) -> bool:
+        """Hold ``layout``'s decoders from now on; True when it drops another's."""
+        if layout == self._layout:
+            return False
+        self._by_definition.clear()
+        self._layout = layout
+        return True
 
     def __len__(self) -> int:
         return len(self._by_definition)
