@@ -178,8 +178,13 @@ def decode_json_binary(
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     if len(view) == 0:
         return JSON_NULL
-    value = _Decoder(view, max_depth).value(view[0], 1, len(view), 0)
+    value = _decode_value(view, max_depth)
     return JSON_NULL if value is None else value
+
+
+def _decode_value(view: memoryview, max_depth: int) -> Any:
+    """A non-empty binary JSON value as it is inside a document: JSON null is ``None``."""
+    return _Decoder(view, max_depth).value(view[0], 1, len(view), 0)
 
 
 class _Decoder:
@@ -432,7 +437,11 @@ def decode_json_diff(
             value_len, pos = read_lenenc_int(view, pos, end)
             if pos + value_len > end:
                 raise _error("JSON diff value runs past the end", pos)
-            value = decode_json_binary(view[pos : pos + value_len], max_depth=max_depth)
+            # A diff's value always lands inside the document (a diff never
+            # targets the root): JSON null there is None, not JSON_NULL. An
+            # empty value is null too, as the server reads it (parse_binary).
+            if value_len:
+                value = _decode_value(view[pos : pos + value_len], max_depth)
             pos += value_len
         diffs.append(JsonDiff(operation, path, value))
     return diffs
@@ -559,7 +568,9 @@ def apply_json_diffs(doc: Any, diffs: list[JsonDiff] | tuple[JsonDiff, ...]) -> 
             raise _error(f"JSON diff {diff.operation.name} targets the document root")
         parent = _seek(result, legs[:-1])
         last = legs[-1]
-        value = copy.deepcopy(diff.value)
+        # Inside a document JSON null is None; JSON_NULL only stands for a whole
+        # document (a JsonDiff built by hand may still carry it).
+        value = None if diff.value is JSON_NULL else copy.deepcopy(diff.value)
         op = diff.operation
         if isinstance(parent, dict) and isinstance(last, str):
             if op == JsonDiffOperation.REPLACE and last in parent:
