@@ -24,6 +24,7 @@ from replica_client.binlog.events import (
 from replica_client.binlog.transactions import TransactionTracker
 from replica_client.changes import Change
 from tests.binlog_files import FIXTURES, fixture_events
+from tests.implementations import IMPLEMENTATIONS, accelerator
 
 _SIDECARS = {".md", ".txt", ".sql"}
 NEGATIVE = {"binlog_truncated", "corrupt-relay", "non-binlog", "canal/tsdb"}
@@ -165,19 +166,72 @@ def test_the_accelerated_row_changes_equal_the_python_ones(width: int) -> None:
     assert edited == _shown(made)
 
 
-def test_the_accelerated_row_changes_refuse_what_is_not_a_row() -> None:
-    accelerated = speedups()
-    if accelerated is None:
-        return
-    make, insert, update = changes._new_change, changes._SLOTS["insert"], changes._SLOTS["update"]
-    with pytest.raises(TypeError, match="must be a tuple"):
-        accelerated.row_changes(make, ("a",), ([1],), MISSING, _fields("insert"), insert)
-    with pytest.raises(TypeError, match=r"\(before, after\) pair"):
-        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("update"), update)
-    with pytest.raises(ValueError, match="slots out of the fields"):
-        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("insert"), (4, -1, 11))
-    with pytest.raises(TypeError, match="slots"):
-        accelerated.row_changes(make, ("a",), ((1,),), MISSING, _fields("insert"), (4, -1))
+_INSERT, _UPDATE = changes._SLOTS["insert"], changes._SLOTS["update"]
+#: What is not a row, and what each implementation raises for it: the accelerator
+#: checks the types itself, the pure-Python one fails where Python does. (A row
+#: that is a list: the accelerator wants the tuple a decoder makes; the Python one
+#: reads any sequence, so that case is the accelerator's only.)
+_NOT_ROWS: list[tuple[str, tuple[Any, ...], str, tuple[int, ...], dict[str, Any]]] = [
+    (
+        "a row that is a list",
+        ([1],),
+        "insert",
+        _INSERT,
+        {"accelerated": (TypeError, "must be a tuple")},
+    ),
+    (
+        "a row that is not a sequence",
+        (1,),
+        "insert",
+        _INSERT,
+        {"accelerated": (TypeError, "must be a tuple"), "python": (TypeError, "not iterable")},
+    ),
+    (
+        "an update row that is not a pair",
+        ((1,),),
+        "update",
+        _UPDATE,
+        {
+            "accelerated": (TypeError, r"\(before, after\) pair"),
+            "python": (ValueError, "not enough values to unpack"),
+        },
+    ),
+    (
+        "slots out of the fields",
+        ((1,),),
+        "insert",
+        (4, -1, 11),
+        {
+            "accelerated": (ValueError, "slots out of the fields"),
+            "python": (IndexError, "out of range"),
+        },
+    ),
+    (
+        "slots that are not three",
+        ((1,),),
+        "insert",
+        (4, -1),
+        {"accelerated": (TypeError, "slots"), "python": (ValueError, "not enough values")},
+    ),
+]
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_the_accelerated_row_changes_refuse_what_is_not_a_row(implementation: str) -> None:
+    if implementation == "accelerated":
+        row_changes = accelerator().row_changes
+        assert changes.row_changes is row_changes  # what the builder calls
+    else:
+        row_changes = changes._row_changes
+    refused = 0
+    for _what, rows, op, slots, errors in _NOT_ROWS:
+        if implementation not in errors:
+            continue
+        error, message = errors[implementation]
+        with pytest.raises(error, match=message):
+            row_changes(changes._new_change, ("a",), rows, MISSING, _fields(op), slots)
+        refused += 1
+    assert refused == (5 if implementation == "accelerated" else 4)
 
 
 def test_a_table_map_sharing_columns_with_another_names_its_own_table_and_key() -> None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 import replica_client as rc
-from replica_client.accel import speedups
 from replica_client.binlog.events import (
     JSON_NULL,
     MISSING,
@@ -31,6 +31,7 @@ from replica_client.binlog.events import (
 from replica_client.jsonvalues import json_value
 from replica_client.spark import changelog
 from replica_client.spark.changelog import _image, _json, images_json, pk_texts
+from tests.implementations import IMPLEMENTATIONS, PURE_PYTHON_RUN, accelerator
 from tests.test_changes import _readable_fixtures
 
 __all__: list[str] = []
@@ -135,11 +136,10 @@ def test_generated_images_are_written_as_the_python_writer_writes_them(seed: int
                 column.keys(columns, names, images, side)
                 expected = expected if columns else [None] * len(images)
             assert column.array().to_pylist() == expected
-    accelerated = speedups()
-    if accelerated is None:  # the pure-Python run: images_json is the Python writer
+    if PURE_PYTHON_RUN:  # images_json is the Python writer itself
         assert changelog._c_json_images is None
         return
-    texts = accelerated.json_images(
+    texts = accelerator().json_images(
         names, rows, -1, MISSING, changelog._FAST_DEFAULT, json_value, changelog._quote, None
     )
     for text, row in zip(texts, rows, strict=True):
@@ -176,24 +176,68 @@ def test_a_table_naming_a_column_twice_is_written_as_a_dict_of_it() -> None:
     assert images_json(names, rows, -1, False)[0] == '{"a":3,"b":2}'
 
 
-def test_the_shortcuts_follow_the_functions_the_caller_gives() -> None:
+Writer = Callable[..., list[str | None]]
+
+
+def _writer(implementation: str, monkeypatch: pytest.MonkeyPatch) -> Writer:
+    """One implementation of the image writer, called as
+    ``write(names, rows, side, columns=None, *, forms=..., quote=...)``: the
+    accelerator's ``json_images`` (the one ``images_json`` takes), or the Python
+    writer ``images_json`` uses without it, whose forms are ``_FAST_DEFAULT`` and
+    whose quote is json's own (a caller gives it no other)."""
+    if implementation == "accelerated":
+        c_json_images: Writer = accelerator().json_images
+        assert changelog._c_json_images is c_json_images  # what images_json calls
+
+        def accelerated(
+            names: tuple[str, ...],
+            rows: tuple[Any, ...],
+            side: int,
+            columns: Any = None,
+            *,
+            forms: Any = changelog._FAST_DEFAULT,
+            quote: Any = changelog._quote,
+        ) -> list[str | None]:
+            texts: list[str | None] = c_json_images(
+                names, rows, side, MISSING, forms, json_value, quote, columns
+            )
+            return texts
+
+        return accelerated
+    monkeypatch.setattr(changelog, "_c_json_images", None)
+
+    def python(
+        names: tuple[str, ...],
+        rows: tuple[Any, ...],
+        side: int,
+        columns: Any = None,
+        *,
+        forms: Any = changelog._FAST_DEFAULT,
+        quote: Any = changelog._quote,
+    ) -> list[str | None]:
+        assert quote is changelog._quote, "the Python writer quotes with json's own function"
+        monkeypatch.setattr(changelog, "_FAST_DEFAULT", forms)
+        return list(images_json(names, rows, side, False, columns))
+
+    return python
+
+
+def _quote_a(text: str) -> str:  # escapes "a" too, character by character
+    return changelog._quote(text).replace("a", "\\u0061")
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_the_shortcuts_follow_the_functions_the_caller_gives(
+    implementation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Plain strings and ISO dates are written without calling ``quote`` or the
     form; what they write is still what those functions give."""
-    accelerated = speedups()
-    if accelerated is None:
-        return
+    images = _writer(implementation, monkeypatch)
 
-    def quote(text: str) -> str:  # escapes "a" too, character by character
-        return changelog._quote(text).replace("a", "\\u0061")
+    def write(value: Any, forms: dict[type, Any], quote: Any = changelog._quote) -> str:
+        return str(images(("k",), ((value,),), -1, forms=forms, quote=quote)[0])
 
-    def write(value: Any, forms: dict[type, Any]) -> str:
-        texts = accelerated.json_images(
-            ("k",), ((value,),), -1, MISSING, forms, json_value, quote, None
-        )
-        return str(texts[0])
-
-    assert write("banana", {}) == '{"k":"b\\u0061n\\u0061n\\u0061"}'
-    assert write("xyz", {}) == '{"k":"xyz"}'
+    assert write("banana", {}) == '{"k":"banana"}'
     day, stamp = dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5)
     assert write(day, {dt.date: dt.date.isoformat}) == '{"k":"2024-01-02"}'
     assert write(stamp, {dt.datetime: dt.datetime.isoformat}) == '{"k":"2024-01-02T03:04:05"}'
@@ -202,53 +246,104 @@ def test_the_shortcuts_follow_the_functions_the_caller_gives() -> None:
     assert write(stamp, {dt.datetime: lambda d: d.isoformat(" ")}) == '{"k":"2024-01-02 03:04:05"}'
     # the forms of the other type do not apply
     assert write(stamp, {dt.datetime: dt.date.isoformat}) == '{"k":"2024-01-02"}'
-    # the text of a form goes through quote as well
-    assert write(Decimal("1.5"), {Decimal: lambda d: "a" + str(d)}) == '{"k":"\\u00611.5"}'
+    assert write(Decimal("1.5"), {Decimal: lambda d: "a" + str(d)}) == '{"k":"a1.5"}'
+    if implementation == "python":
+        return  # the Python writer takes no quote: json's own is the only one
+    # another quote: plain strings too go through it, and so does a form's text
+    assert write("banana", {}, _quote_a) == '{"k":"b\\u0061n\\u0061n\\u0061"}'
+    assert write("xyz", {}, _quote_a) == '{"k":"xyz"}'
+    assert write(Decimal("1.5"), {Decimal: lambda d: "a" + str(d)}, _quote_a) == (
+        '{"k":"\\u00611.5"}'
+    )
 
 
-def test_what_is_built_once_per_table_follows_names_columns_and_quote() -> None:
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_what_is_built_once_per_table_follows_names_columns_and_quote(
+    implementation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The keys and column indexes are built once per (names, columns, quote) and
     reused: another table of the same width, another key or another quote function
     is written with its own."""
-    accelerated = speedups()
-    if accelerated is None:
-        return
+    images = _writer(implementation, monkeypatch)
+    accelerated = implementation == "accelerated"
 
     def write(names: tuple[str, ...], columns: Any, quote: Any = changelog._quote) -> Any:
-        rows = ((1, "x", 2),)
-        forms, default = changelog._FAST_DEFAULT, json_value
-        return accelerated.json_images(names, rows, -1, MISSING, forms, default, quote, columns)
-
-    def quote_a(text: str) -> str:
-        return changelog._quote(text).replace("a", "\\u0061")
+        return images(names, ((1, "x", 2),), -1, columns, quote=quote)
 
     for _ in range(2):  # built, then reused
         assert write(("a", "b", "c"), None) == ['{"a":1,"b":"x","c":2}']
         assert write(("a", "b", "d"), None) == ['{"a":1,"b":"x","d":2}']
         assert write(("a", "b", "c"), (2, 0)) == ['{"c":2,"a":1}']
         assert write(("a", "b", "c"), (0,)) == ['{"a":1}']
-        assert write(("a", "b", "c"), (0,), quote_a) == ['{"\\u0061":1}']
-        assert write(("a", "b", "a"), None) == [None]  # a name twice: the caller's
+        if accelerated:
+            assert write(("a", "b", "c"), (0,), _quote_a) == ['{"\\u0061":1}']
+        # a name twice: a dict of it; the accelerator leaves that image to the caller
+        assert write(("a", "b", "a"), None) == [None if accelerated else '{"a":2,"b":"x"}']
     for i in range(600):  # more tables than are kept: still each its own
         assert write((f"t{i}", "b", "c"), (0,)) == [f'{{"t{i}":1}}']
 
 
-def test_the_accelerated_writer_refuses_what_is_not_a_row() -> None:
-    accelerated = speedups()
-    if accelerated is None:
-        return
-    args = (MISSING, changelog._FAST_DEFAULT, json_value, changelog._quote)
-    with pytest.raises(TypeError, match="must be a tuple"):
-        accelerated.json_images(("a",), ([1],), -1, *args, None)
-    with pytest.raises(TypeError, match=r"\(before, after\) pair"):
-        accelerated.json_images(("a",), ((1,),), 0, *args, None)
-    with pytest.raises(ValueError, match="side"):
-        accelerated.json_images(("a",), ((1,),), 2, *args, None)
-    with pytest.raises(IndexError, match="column index"):
-        accelerated.json_images(("a",), ((1,),), -1, *args, (1,))
-    with pytest.raises(ZeroDivisionError):  # an error of a form goes through
-        accelerated.json_images(
-            ("a",), ((Decimal(1),),), -1, MISSING, {Decimal: lambda v: 1 / 0}, str, str, None
-        )
-    with pytest.raises(TypeError, match="forms: dict"):
-        accelerated.json_images(("a",), ((1,),), -1, MISSING, [], json_value, str, None)
+#: What is not a row (or not a writer's argument), and what each implementation
+#: raises for it: the accelerator checks the types itself, the Python writer fails
+#: where Python does. Where the Python writer has no such argument (forms that are
+#: not a dict) or reads any sequence as a row (a list), the case is the
+#: accelerator's only.
+_NOT_ROWS: list[tuple[str, dict[str, Any], dict[str, tuple[type[Exception], str]]]] = [
+    (
+        "a row that is a list",
+        {"names": ("a",), "rows": ([1],), "side": -1},
+        {"accelerated": (TypeError, "must be a tuple")},
+    ),
+    (
+        "a row that is not a (before, after) pair",
+        {"names": ("a",), "rows": ((1,),), "side": 0},
+        {
+            "accelerated": (TypeError, r"\(before, after\) pair"),
+            "python": (TypeError, "not iterable"),
+        },
+    ),
+    (
+        "a side that is not -1, 0 or 1",
+        {"names": ("a",), "rows": ((1,),), "side": 2},
+        {"accelerated": (ValueError, "side"), "python": (IndexError, "out of range")},
+    ),
+    (
+        "a column index out of the names",
+        {"names": ("a",), "rows": ((1, 2),), "side": -1, "columns": (1,)},
+        {"accelerated": (IndexError, "column index"), "python": (IndexError, "out of range")},
+    ),
+    (
+        "an error of a form",  # goes through
+        {
+            "names": ("a",),
+            "rows": ((Decimal(1),),),
+            "side": -1,
+            "forms": {Decimal: lambda v: 1 / 0},
+        },
+        {
+            "accelerated": (ZeroDivisionError, "division by zero"),
+            "python": (ZeroDivisionError, "division by zero"),
+        },
+    ),
+    (
+        "forms that are not a dict",
+        {"names": ("a",), "rows": ((1,),), "side": -1, "forms": []},
+        {"accelerated": (TypeError, "forms: dict")},
+    ),
+]
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_the_accelerated_writer_refuses_what_is_not_a_row(
+    implementation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    images = _writer(implementation, monkeypatch)
+    refused = 0
+    for _what, arguments, errors in _NOT_ROWS:
+        if implementation not in errors:
+            continue
+        error, message = errors[implementation]
+        with pytest.raises(error, match=message):
+            images(**arguments)
+        refused += 1
+    assert refused == (6 if implementation == "accelerated" else 4)
