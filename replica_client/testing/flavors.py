@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from . import provision
 from .errors import ServerStartError, ServerStateError
 from .process import owned_temp_dir, run_checked, sweep_stale_dirs
+from .variant import SERVER_DEFAULTS
 
 if TYPE_CHECKING:
     from .variant import ServerVariant
@@ -239,6 +240,17 @@ class Flavor(ABC):
     def binlog_args(self, variant: ServerVariant) -> list[str]:
         """The server flags of ``variant`` that need no files on disk."""
 
+    def _format_args(self, variant: ServerVariant) -> list[str]:
+        """``--binlog-format``/``--binlog-row-metadata`` where ``variant`` differs from the
+        server's own defaults: a server-defaults variant starts as a user's server would."""
+        server_format, server_metadata = SERVER_DEFAULTS[self.name]
+        args: list[str] = []
+        if variant.binlog_format != server_format:
+            args.append(f"--binlog-format={variant.binlog_format}")
+        if variant.row_metadata != server_metadata:
+            args.append(f"--binlog-row-metadata={variant.row_metadata}")
+        return args
+
     def _share_dir(self, prefix: provision.Prefix) -> Path:
         """The prefix's messages, charsets and bootstrap SQL."""
         return prefix.path(f"usr/share/{self._share}")
@@ -351,11 +363,11 @@ class MariaDB(Flavor):
         args = [
             "--log-bin=mysql-bin",
             "--server-id=1",
-            "--binlog-format=ROW",
+            *self._format_args(variant),
             f"--binlog-row-image={variant.row_image}",
-            f"--binlog-row-metadata={variant.row_metadata}",
             f"--binlog-checksum={variant.checksum}",
-            "--binlog-annotate-row-events=ON",
+            # ON is the server's default too; a server-defaults variant leaves it unsaid
+            *([] if variant.is_server_defaults else ["--binlog-annotate-row-events=ON"]),
             "--rpl-semi-sync-master-enabled=ON",
             "--rpl-semi-sync-master-timeout=500",
             "--max-allowed-packet=1G",
@@ -470,14 +482,16 @@ class MySQL(Flavor):
     fast_io = ("--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--innodb-doublewrite=OFF")
 
     def binlog_args(self, variant: ServerVariant) -> list[str]:
-        # binlog_format is deprecated and ROW by default: it is not set.
+        # binlog_format is deprecated (a warning at start when set) and ROW by default:
+        # it is set only for MIXED and STATEMENT.
         args = [
             "--log-bin=mysql-bin",
             "--server-id=1",
+            *self._format_args(variant),
             f"--binlog-row-image={variant.row_image}",
-            f"--binlog-row-metadata={variant.row_metadata}",
             f"--binlog-checksum={variant.checksum}",
-            "--binlog-rows-query-log-events=ON",
+            # OFF by default: a server-defaults variant writes no Rows_query events
+            *([] if variant.is_server_defaults else ["--binlog-rows-query-log-events=ON"]),
             "--gtid-mode=ON",
             "--enforce-gtid-consistency=ON",
             "--plugin-load-add=semisync_source.so",

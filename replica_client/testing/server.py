@@ -8,7 +8,8 @@ Contract:
   MariaDB 11.8 / MySQL 9.7 from a prefix provisioned from Debian packages on
   first use (:mod:`~replica_client.testing.provision`). It gets a fresh
   datadir (copied from a per-process pristine template), a free loopback port,
-  binlog on in ROW format, semi-sync primary enabled with a short timeout.
+  binlog on in the variant's format (ROW unless it says otherwise), semi-sync
+  primary enabled with a short timeout.
   ``start()`` blocks until the server accepts connections and raises
   :class:`ServerStartError` with the tail of the error log when it does not.
   ``stop()`` shuts it down with SIGTERM, ``kill()`` with SIGKILL (process

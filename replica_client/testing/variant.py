@@ -8,26 +8,48 @@ serves as a cache key (one server per distinct variant in a test session).
 - ``flavor="mariadb", version="11.8"`` and ``flavor="mysql", version="9.7"``
   (MySQL's default version) run from a prefix provisioned from Debian packages
   (:mod:`replica_client.testing.provision`).
-- ``row_metadata``, ``row_image``, ``checksum``, ``tls`` and ``extra_args``
-  apply to every flavour; ``compress`` and ``encrypt`` (MariaDB's
-  ``log_bin_compress`` and ``encrypt_binlog``) to MariaDB only,
-  ``transaction_compression`` (``binlog_transaction_compression``) to MySQL
-  only. An option that does not apply to the flavour raises ``ValueError``.
+- ``binlog_format`` (``ROW``, the default, ``MIXED`` or ``STATEMENT``),
+  ``row_metadata`` (``FULL`` by default), ``row_image``, ``checksum``,
+  ``tls`` and ``extra_args`` apply to every flavour; ``compress`` and
+  ``encrypt`` (MariaDB's ``log_bin_compress`` and ``encrypt_binlog``) to
+  MariaDB only, ``transaction_compression``
+  (``binlog_transaction_compression``) to MySQL only. An option that does not
+  apply to the flavour, or a value the flavour does not know, raises
+  ``ValueError``; the string options are upper-cased. MySQL 9.7 takes
+  ``--binlog-format`` with a deprecation warning in its error log.
+- The default variant of every flavour writes the recommended binlog: ROW,
+  FULL row image and metadata, CRC32. A server started without flags writes
+  what :data:`SERVER_DEFAULTS` names instead (MariaDB 10.11 and 11.8:
+  ``MIXED`` and ``NO_LOG``; MySQL 9.7: ``ROW`` and ``MINIMAL``), which is
+  what most primaries run with. :meth:`ServerVariant.server_defaults` is that
+  variant of a flavour (its label says ``server_defaults``), and
+  :attr:`ServerVariant.is_server_defaults` is true for any variant whose
+  ``binlog_format`` and ``row_metadata`` are the server's own.
+- ``--binlog-format`` and ``--binlog-row-metadata`` reach the server only
+  when the variant's value differs from the server's own default, so a
+  server-defaults variant starts the way a user's server would. Such a
+  variant also leaves the annotation of row events at the server's default
+  (MariaDB's ``binlog_annotate_row_events`` ON, MySQL's
+  ``binlog_rows_query_log_events`` OFF); other variants turn it on. Every
+  variant keeps what the harness needs: ``log-bin``, server id, row image,
+  checksum, semi-sync with a short timeout, a 1G ``max_allowed_packet``, and
+  on MySQL GTIDs (``gtid_mode=ON``, which is not MySQL's default).
 
 Only the standard library and the provisioning recipes are imported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .provision import RECIPES
 
 if TYPE_CHECKING:
     from .flavors import Flavor
 
-__all__ = ["FLAVORS", "ServerVariant"]
+__all__ = ["FLAVORS", "SERVER_DEFAULTS", "ServerVariant"]
 
 #: Flavour -> the versions a variant may name (``None``: the machine's own install).
 FLAVORS: dict[str, tuple[str | None, ...]] = {
@@ -35,6 +57,12 @@ FLAVORS: dict[str, tuple[str | None, ...]] = {
     "mysql": tuple(v for f, v in RECIPES if f == "mysql"),
 }
 _DEFAULT_VERSION: dict[str, str | None] = {"mariadb": None, "mysql": "9.7"}
+#: Flavour -> (binlog_format, binlog_row_metadata) of a server started without flags.
+SERVER_DEFAULTS: dict[str, tuple[str, str]] = {
+    "mariadb": ("MIXED", "NO_LOG"),
+    "mysql": ("ROW", "MINIMAL"),
+}
+_BINLOG_FORMAT = ("ROW", "MIXED", "STATEMENT")
 _ROW_METADATA = {"mariadb": ("MINIMAL", "FULL", "NO_LOG"), "mysql": ("MINIMAL", "FULL")}
 _ROW_IMAGE = ("FULL", "MINIMAL", "NOBLOB")
 _CHECKSUM = ("CRC32", "NONE")
@@ -47,6 +75,7 @@ class ServerVariant:
 
     flavor: str = "mariadb"
     version: str | None = None
+    binlog_format: str = "ROW"
     row_metadata: str = "FULL"
     row_image: str = "FULL"
     checksum: str = "CRC32"
@@ -73,6 +102,7 @@ class ServerVariant:
             )
         object.__setattr__(self, "version", version)
         for name, allowed in (
+            ("binlog_format", _BINLOG_FORMAT),
             ("row_metadata", _ROW_METADATA[flavor]),
             ("row_image", _ROW_IMAGE),
             ("checksum", _CHECKSUM),
@@ -90,6 +120,29 @@ class ServerVariant:
             raise TypeError("ServerVariant.extra_args must be a sequence of flags, not a string")
         object.__setattr__(self, "extra_args", tuple(str(a) for a in self.extra_args))
 
+    @classmethod
+    def server_defaults(
+        cls, flavor: str = "mariadb", version: str | None = None, **fields: Any
+    ) -> ServerVariant:
+        """The variant of ``flavor``/``version`` that writes its binlog as the server does
+        when started without flags (:data:`SERVER_DEFAULTS`): no ``--binlog-format`` nor
+        ``--binlog-row-metadata`` on its command line. ``fields`` are the other options;
+        ``binlog_format`` and ``row_metadata`` are this method's to set (TypeError)."""
+        taken = sorted({"binlog_format", "row_metadata"}.intersection(fields))
+        if taken:
+            raise TypeError(
+                f"ServerVariant.server_defaults() sets {' and '.join(taken)} itself; "
+                "use ServerVariant(...) for other binlog settings"
+            )
+        variant = cls(flavor=flavor, version=version, **fields)
+        binlog_format, row_metadata = SERVER_DEFAULTS[variant.flavor]
+        return dataclasses.replace(variant, binlog_format=binlog_format, row_metadata=row_metadata)
+
+    @property
+    def is_server_defaults(self) -> bool:
+        """True when ``binlog_format`` and ``row_metadata`` are the server's own defaults."""
+        return (self.binlog_format, self.row_metadata) == SERVER_DEFAULTS[self.flavor]
+
     @property
     def server_name(self) -> str:
         """Flavour and version: ``mariadb`` (the machine's), ``mariadb-11.8``, ``mysql-9.7``."""
@@ -97,10 +150,14 @@ class ServerVariant:
 
     @property
     def label(self) -> str:
-        """The server and what differs from its defaults, e.g. ``mysql-9.7:row_image=MINIMAL``."""
+        """The server and what differs from the variant defaults, e.g.
+        ``mysql-9.7:row_image=MINIMAL``; ``mariadb-11.8:server_defaults`` names a
+        server-defaults variant (:meth:`server_defaults`)."""
         default = ServerVariant(flavor=self.flavor, version=self.version)
-        parts: list[str] = []
-        for name in ("row_metadata", "row_image", "checksum"):
+        parts: list[str] = ["server_defaults"] if self.is_server_defaults else []
+        for name in ("binlog_format", "row_metadata", "row_image", "checksum"):
+            if self.is_server_defaults and name in ("binlog_format", "row_metadata"):
+                continue
             value = getattr(self, name)
             if value != getattr(default, name):
                 parts.append(f"{name}={value}")

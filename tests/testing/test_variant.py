@@ -36,6 +36,9 @@ def test_flavor_and_version_defaults_and_normalization() -> None:
         ({"flavor": "mysql", "row_metadata": "NO_LOG"}, "row_metadata for mysql"),
         ({"row_image": "PARTIAL"}, "row_image"),
         ({"checksum": "MD5"}, "checksum"),
+        ({"binlog_format": "ROWS"}, "binlog_format for mariadb must be one of"),
+        ({"flavor": "mysql", "binlog_format": ""}, "binlog_format for mysql must be one of"),
+        ({"binlog_format": None}, "binlog_format"),
     ],
 )
 def test_options_that_do_not_apply_raise(options: dict[str, object], message: str) -> None:
@@ -59,6 +62,60 @@ def test_labels_name_flavor_version_and_differences() -> None:
         == "mysql-9.7:row_image=MINIMAL,tls,transaction_compression"
     )
     assert ServerVariant(version="11.8", extra_args=("--x=1",)).label == "mariadb-11.8:--x=1"
+
+
+def test_binlog_format_is_validated_upper_cased_and_labelled() -> None:
+    assert ServerVariant().binlog_format == "ROW"
+    assert ServerVariant(flavor="mysql").binlog_format == "ROW"
+    mixed = ServerVariant(binlog_format="mixed")
+    assert mixed.binlog_format == "MIXED"
+    assert mixed == ServerVariant(binlog_format="MIXED") and hash(mixed) == hash(
+        ServerVariant(binlog_format="MIXED")
+    )
+    assert mixed != ServerVariant()
+    assert ServerVariant(flavor="mysql", binlog_format="Statement").binlog_format == "STATEMENT"
+    assert mixed.label == "mariadb:binlog_format=MIXED"
+    assert (
+        ServerVariant(version="11.8", binlog_format="STATEMENT", row_image="MINIMAL").label
+        == "mariadb-11.8:binlog_format=STATEMENT,row_image=MINIMAL"
+    )
+
+
+def test_server_defaults_are_each_flavors_own() -> None:
+    mariadb = ServerVariant.server_defaults()
+    assert (mariadb.flavor, mariadb.version) == ("mariadb", None)
+    assert (mariadb.binlog_format, mariadb.row_metadata) == ("MIXED", "NO_LOG")
+    assert (mariadb.row_image, mariadb.checksum) == ("FULL", "CRC32")
+    assert mariadb.is_server_defaults and mariadb.label == "mariadb:server_defaults"
+    assert mariadb == ServerVariant(binlog_format="MIXED", row_metadata="NO_LOG")
+    mysql = ServerVariant.server_defaults("MySQL")
+    assert (mysql.flavor, mysql.version) == ("mysql", "9.7")
+    assert (mysql.binlog_format, mysql.row_metadata) == ("ROW", "MINIMAL")
+    assert mysql.is_server_defaults and mysql.label == "mysql-9.7:server_defaults"
+    tls = ServerVariant.server_defaults("mariadb", "11.8", tls=True, row_image="minimal")
+    assert tls.is_server_defaults and tls.tls and tls.row_image == "MINIMAL"
+    assert tls.label == "mariadb-11.8:server_defaults,row_image=MINIMAL,tls"
+    for variant in (
+        ServerVariant(),
+        ServerVariant(flavor="mysql"),
+        ServerVariant(binlog_format="MIXED"),
+        ServerVariant(row_metadata="NO_LOG"),
+        ServerVariant(flavor="mysql", binlog_format="MIXED", row_metadata="MINIMAL"),
+    ):
+        assert not variant.is_server_defaults, variant
+
+
+def test_server_defaults_refuses_the_settings_it_makes() -> None:
+    with pytest.raises(TypeError, match="sets binlog_format itself"):
+        ServerVariant.server_defaults(binlog_format="ROW")
+    with pytest.raises(TypeError, match="sets binlog_format and row_metadata itself"):
+        ServerVariant.server_defaults("mysql", row_metadata="FULL", binlog_format="ROW")
+    with pytest.raises(ValueError, match="flavor must be one of"):
+        ServerVariant.server_defaults("postgres")
+    with pytest.raises(ValueError, match="version for mysql must be one of"):
+        ServerVariant.server_defaults("mysql", "8.0")
+    with pytest.raises(ValueError, match="compress applies to mariadb only"):
+        ServerVariant.server_defaults("mysql", compress=True)
 
 
 def layout(tmp_path: Path, tls: bool = False, keys: bool = False) -> flavors.Layout:
@@ -106,6 +163,65 @@ def test_mysql_command_line_uses_mysql_spellings(tmp_path: Path) -> None:
     assert not [
         a for a in cmd if "semi-sync-master" in a or "annotate" in a or "log-bin-compress" in a
     ]
+
+
+FORMAT_FLAGS = (
+    "--binlog-format",
+    "--binlog-row-metadata",
+    "--binlog-annotate-row-events",
+    "--binlog-rows-query-log-events",
+)
+
+
+def format_flags(cmd: list[str]) -> list[str]:
+    return [a for a in cmd if a.startswith(FORMAT_FLAGS)]
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        (
+            ServerVariant(),
+            [
+                "--binlog-format=ROW",
+                "--binlog-row-metadata=FULL",
+                "--binlog-annotate-row-events=ON",
+            ],
+        ),
+        (
+            ServerVariant(flavor="mysql"),
+            ["--binlog-row-metadata=FULL", "--binlog-rows-query-log-events=ON"],
+        ),
+        (ServerVariant.server_defaults(), []),
+        (ServerVariant.server_defaults(version="11.8", row_image="MINIMAL"), []),
+        (ServerVariant.server_defaults("mysql"), []),
+        (
+            ServerVariant(binlog_format="MIXED"),
+            ["--binlog-row-metadata=FULL", "--binlog-annotate-row-events=ON"],
+        ),
+        (
+            ServerVariant(row_metadata="NO_LOG"),
+            ["--binlog-format=ROW", "--binlog-annotate-row-events=ON"],
+        ),
+        (
+            ServerVariant(flavor="mysql", binlog_format="statement", row_metadata="MINIMAL"),
+            ["--binlog-format=STATEMENT", "--binlog-rows-query-log-events=ON"],
+        ),
+    ],
+    ids=lambda v: v.label if isinstance(v, ServerVariant) else "",
+)
+def test_format_and_metadata_flags_only_where_they_differ_from_the_servers(
+    variant: ServerVariant, expected: list[str]
+) -> None:
+    args = variant.binlog_args()
+    assert format_flags(args) == expected
+    # what the harness needs, whatever the variant
+    assert args[:2] == ["--log-bin=mysql-bin", "--server-id=1"]
+    assert f"--binlog-row-image={variant.row_image}" in args
+    assert f"--binlog-checksum={variant.checksum}" in args
+    semi_sync = "source" if variant.flavor == "mysql" else "master"
+    assert f"--rpl-semi-sync-{semi_sync}-enabled=ON" in args
+    assert ("--gtid-mode=ON" in args) == (variant.flavor == "mysql")
 
 
 def test_prefix_command_lines_run_through_the_prefixs_loader(tmp_path: Path) -> None:
