@@ -20,6 +20,7 @@ from replica_client.accel import speedups
 from replica_client.binlog.constants import BinlogChecksumAlg, EventFlag, EventType
 from replica_client.binlog.decoder import DECODERS, EventDecoder, OnDecoder, OnTables
 from replica_client.binlog.events import (
+    Event,
     FormatDescriptionEvent,
     MysqlGtidEvent,
     QueryEvent,
@@ -89,13 +90,49 @@ def test_a_stateless_entry_decodes_real_bytes_with_a_bare_format() -> None:
     assert event.gtid == "80549ecc-d2f2-11ea-b790-0242ac130002:1"
 
 
-def test_decode_looks_types_up_in_the_table_only() -> None:
-    # No other branch on type codes in decode(): the FDE, TRANSACTION_PAYLOAD,
-    # START_ENCRYPTION and the compressed types go through DECODERS too.
-    source = inspect.getsource(EventDecoder.decode)
-    for name in ("FORMAT_DESCRIPTION", "_FDE_CODE", "TRANSACTION_PAYLOAD", "COMPRESSED", "164"):
-        assert name not in source
-    assert "self._dispatch.get(type_code)" in source
+_BODY = b"the body of an event of the type under test"
+_FROM_THE_TABLE = b"what the table's entry returned"
+
+
+def _event_of(type_code: int) -> bytes:
+    header = struct.pack("<IBIIIH", 1, type_code, 1, 19 + len(_BODY) + 4, 0, 0)
+    return header + _BODY + struct.pack("<I", zlib.crc32(header + _BODY))
+
+
+def _decoder_for(type_code: int) -> EventDecoder:
+    """A decoder that has read a real FDE (MySQL 5.7, CRC32), except for the FDE's own
+    type: that one is the event under test."""
+    decoder = EventDecoder()
+    if type_code != E.FORMAT_DESCRIPTION_EVENT:
+        decoder.decode(_events(ROWS_57)[0][1], 4)
+    return decoder
+
+
+@pytest.mark.parametrize("type_code", sorted(DECODERS), ids=lambda code: E(code).name)
+def test_decode_looks_types_up_in_the_table_only(
+    type_code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every type, the FDE, TRANSACTION_PAYLOAD, START_ENCRYPTION and the
+    # compressed types too: a decoder built with another entry for the type
+    # decodes it with that entry, and one built without an entry does not know it.
+    calls: list[tuple[int, bytes]] = []
+
+    def entry(fmt: BinlogFormat, h: EventHeader, view: memoryview, pos: int, end: int) -> Event:
+        calls.append((h.type_code, bytes(view[pos:end])))
+        return UnknownEvent(h, _FROM_THE_TABLE)
+
+    monkeypatch.setitem(DECODERS, type_code, entry)
+    event = _decoder_for(type_code).decode(_event_of(type_code), 1000)
+    assert isinstance(event, UnknownEvent)
+    assert (event.header.type_code, event.body) == (type_code, _FROM_THE_TABLE)
+    assert [code for code, _ in calls] == [type_code]
+    assert calls[0][1].startswith(_BODY)  # (an FDE keeps its CRC32 for its entry)
+
+    monkeypatch.delitem(DECODERS, type_code)
+    with pytest.raises(UnknownEventError) as info:
+        _decoder_for(type_code).decode(_event_of(type_code), 1000)
+    assert info.value.event_type == type_code
+    assert len(calls) == 1
 
 
 def test_decoders_of_one_decoder_are_bound_to_its_state() -> None:
