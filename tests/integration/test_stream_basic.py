@@ -19,6 +19,8 @@ from replica_client.binlog.events import (
 )
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
+from replica_client.wire.constants import OK_MARKER
+from replica_client.wire.registration import RegistrationMachine
 from tests.integration._stream_support import DISRUPTIVE, config_for, repl_user
 
 __all__: list[str] = []
@@ -128,13 +130,39 @@ async def test_changes(primary: MariaDBServer) -> None:
     assert changes[0].position is not None and changes[0].position.file == start.file
 
 
+#: The account's (server) plugin -> the client plugin that must authenticate it.
+_CLIENT_PLUGIN = {"mysql_native_password": "mysql_native_password", "ed25519": "client_ed25519"}
+
+
+def _authenticated_with(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The client plugin of every login that the server accepted from here on: the
+    plugin the registration machine ran when the server's OK ended authentication."""
+    used: list[str] = []
+    on_auth_packet = RegistrationMachine._on_auth_packet
+
+    def spy(self: RegistrationMachine, payload: bytes) -> None:
+        if payload[:1] == bytes((OK_MARKER,)) and self._auth is not None:
+            used.append(self._auth.name)
+        on_auth_packet(self, payload)
+
+    monkeypatch.setattr(RegistrationMachine, "_on_auth_packet", spy)
+    return used
+
+
 @pytest.mark.parametrize("plugin", ["mysql_native_password", "ed25519"])
-async def test_auth_plugins_stream(primary: MariaDBServer, plugin: str) -> None:
+async def test_auth_plugins_stream(
+    primary: MariaDBServer, plugin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = "rc_" + plugin[:6]
-    primary.create_user(name, "pw-" + plugin)
+    primary.create_user(name, "pw-" + plugin, plugin=plugin)
+    accounts = primary.sql("SELECT DISTINCT plugin FROM mysql.user WHERE user = %s", (name,))
+    assert [str(row[0]) for row in accounts] == [plugin]
+    used = _authenticated_with(monkeypatch)
     cfg = config_for(primary, user=name, password="pw-" + plugin, start="now", blocking=False)
     events, _ = await _collect(cfg)
     assert isinstance(events[0], RotateEvent)
+    # the server greets with mysql_native_password: an ed25519 account switches
+    assert used == [_CLIENT_PLUGIN[plugin]]
 
 
 async def test_wrong_password(primary: MariaDBServer) -> None:
