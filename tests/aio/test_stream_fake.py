@@ -19,6 +19,8 @@ from replica_client.binlog.events import (
     GtidEvent,
     QueryEvent,
     RotateEvent,
+    TableMapEvent,
+    WriteRowsEvent,
     XidEvent,
 )
 from replica_client.errors import (
@@ -37,6 +39,7 @@ from tests.fake_primary import (
     FakeServer,
     build_event,
     fake_rotate,
+    gtid_body,
     query_body,
     serve,
 )
@@ -396,14 +399,56 @@ async def test_semi_sync_receipt_acks_before_the_consumer_takes_events() -> None
     assert positions == [int.from_bytes(events[i][13:17], "little") for i in sorted(xids)]
 
 
+def _rows_transaction(b: BinlogBuilder, seq: int, table_id: int, table: str, value: int) -> None:
+    """GTID, TABLE_MAP of ``app.<table>`` (one INT column), WRITE_ROWS v1 of one row
+    holding ``value``, XID: one MariaDB row-based transaction."""
+    b.add(162, gtid_body(seq))
+    b._in_trx = True
+    tid = struct.pack("<Q", table_id)[:6]
+    name = table.encode()
+    table_map = (
+        tid
+        + b"\x01\x00"  # flags
+        + b"\x03app\x00"
+        + bytes([len(name)])
+        + name
+        + b"\x00"
+        + b"\x01\x03"  # one column: INT
+        + b"\x00"  # no metadata
+        + b"\x01"  # nullable
+    )
+    b.add(19, table_map)
+    # table id | flags (STMT_END_F) | 1 column | columns present | null bits | INT
+    b.add(23, tid + b"\x01\x00" + b"\x01" + b"\x01" + b"\x00" + struct.pack("<i", value))
+    b._in_trx = False
+    b.add(16, struct.pack("<Q", seq))
+
+
 async def test_table_filter_and_event_types() -> None:
-    b = _binlog(2)
+    b = BinlogBuilder()
+    b.fde()
+    b.gtid_list([(0, 1, 0)])
+    _rows_transaction(b, 1, 70, "kept", 1)
+    _rows_transaction(b, 2, 71, "other", 2)
+    _rows_transaction(b, 3, 70, "kept", 3)
+    _rows_transaction(b, 4, 72, "kept_not", 4)  # the pattern is the whole name
     server = await serve(lambda i: FakePrimary(binlog=b))
-    cfg = _cfg(server, event_types=(XidEvent,))
+    cfg = _cfg(server, tables="app.kept", event_types=(XidEvent, TableMapEvent, WriteRowsEvent))
     async with server.server, rca.connect(cfg) as stream:  # type: ignore[union-attr]
         events = await _collect(stream)
-    assert [type(e) for e in events] == [XidEvent, XidEvent]
-    assert stream.gtid_state == Gtid("0-1-2")
+    # rows of the table inside the filter arrive; of the tables outside it, never
+    # (neither their rows nor their TABLE_MAPs); of the other events, only XIDs
+    maps = [e for e in events if isinstance(e, TableMapEvent)]
+    rows = [e for e in events if isinstance(e, WriteRowsEvent)]
+    assert [(m.schema, m.table) for m in maps] == [("app", "kept"), ("app", "kept")]
+    assert [(r.table.table, r.rows) for r in rows] == [("kept", ((1,),)), ("kept", ((3,),))]
+    assert [type(e) for e in events] == [
+        *(TableMapEvent, WriteRowsEvent, XidEvent),  # 1: app.kept
+        XidEvent,  # 2: app.other
+        *(TableMapEvent, WriteRowsEvent, XidEvent),  # 3: app.kept
+        XidEvent,  # 4: app.kept_not
+    ]
+    assert stream.gtid_state == Gtid("0-1-4")
 
 
 async def test_connect_refused_is_connection_lost() -> None:
