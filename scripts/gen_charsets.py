@@ -49,6 +49,11 @@ A private MariaDB from the machine's install, through the project's harness::
     python -c "from replica_client.testing import MariaDBServer; s = MariaDBServer(); \\
         s.start(); print(s.dsn); input('running; Enter stops it')"
 
+``--charsets-only`` asks the servers only for their character sets (maximal
+bytes per character and default collation, from ``information_schema.CHARACTER_SETS``)
+and rewrites ``charsets.json`` alone: what a column defined by DDL text (a
+character set without a collation, a length in characters) is stored as.
+
 ``--out DIR`` writes the data elsewhere (default: the package's
 ``binlog/charset_data``), ``--raw FILE`` also saves the servers' answers and
 ``--from-raw FILE`` regenerates from saved answers without servers. It prints,
@@ -272,7 +277,7 @@ def read_server(dsn: str) -> dict[str, Any]:
         "FROM information_schema.CHARACTER_SETS",
     ):
         default_id = next(c for c, (cs, n) in collations.items() if n == default and cs == name)
-        charsets[name] = {"maxlen": int(maxlen), "default": default_id}
+        charsets[name] = {"maxlen": int(maxlen), "default": default_id, "default_name": default}
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
         cur.execute(f"CREATE DATABASE {SCHEMA}")
@@ -495,13 +500,65 @@ def _check_structure(cs: str, valid: dict[bytes, int], structure: list[list[str]
 # -- main ----------------------------------------------------------------------------------
 
 
+def read_charsets(dsn: str) -> dict[str, Any]:
+    """A server's character sets: ``{"version", "flavor", "charsets": {name: {maxlen,
+    default}}}`` with the default collation's name (what ``--charsets-only`` keeps)."""
+    conn = _connect(dsn)
+    try:
+        version = next(_rows(conn, "SELECT VERSION()"))[0]
+        flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+        charsets = {
+            name: {"maxlen": int(maxlen), "default": default}
+            for name, maxlen, default in _rows(
+                conn,
+                "SELECT CHARACTER_SET_NAME, MAXLEN, DEFAULT_COLLATE_NAME "
+                "FROM information_schema.CHARACTER_SETS",
+            )
+        }
+    finally:
+        conn.close()
+    return {"version": version, "flavor": flavor, "charsets": charsets}
+
+
+def server_key(flavor: str, version: str) -> str:
+    """``mariadb-10.11``: the flavour and major.minor version a server's answers are kept under."""
+    major_minor = ".".join(version.split("-", maxsplit=1)[0].split(".")[:2])
+    return f"{flavor}-{major_minor}"
+
+
+def write_charsets(servers: list[dict[str, Any]], out: Path) -> None:
+    """charsets.json: per server, character set -> [maxlen, default collation name]."""
+    by_server: dict[str, dict[str, list[Any]]] = {}
+    for s in servers:
+        by_server[server_key(s["flavor"], s["version"])] = {
+            cs: [info["maxlen"], info["default"]] for cs, info in sorted(s["charsets"].items())
+        }
+    data = {"generated_from": [s["version"] for s in servers], "servers": by_server}
+    lines = [json.dumps({"generated_from": data["generated_from"]})[:-1] + ', "servers": {']
+    for n, (key, sets) in enumerate(sorted(by_server.items())):
+        comma = "," if n + 1 < len(by_server) else ""
+        lines.append(f"{json.dumps(key)}: {json.dumps(sets, ensure_ascii=True)}{comma}")
+    lines.append("}}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "charsets.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote charsets.json for {', '.join(sorted(by_server))}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("dsn", nargs="*", help="mariadb://user:pass@host:port (or mysql://)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="data directory")
     parser.add_argument("--raw", type=Path, help="save the servers' answers here (.json.gz)")
     parser.add_argument("--from-raw", type=Path, help="use saved answers instead of servers")
+    parser.add_argument(
+        "--charsets-only", action="store_true", help="rewrite charsets.json alone (fast)"
+    )
     args = parser.parse_args(argv)
+    if args.charsets_only:
+        if not args.dsn:
+            parser.error("--charsets-only needs the servers' DSNs")
+        write_charsets([read_charsets(dsn) for dsn in args.dsn], args.out)
+        return 0
     if args.from_raw:
         with gzip.open(args.from_raw, "rt") as f:
             servers: list[dict[str, Any]] = json.load(f)
@@ -514,6 +571,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give the servers' DSNs (or --from-raw)")
     tables, meta = build(servers)
     write(tables, meta, args.out)
+    if all("default_name" in i for s in servers for i in s["charsets"].values()):
+        write_charsets(
+            [
+                {
+                    **s,
+                    "charsets": {
+                        cs: {"maxlen": i["maxlen"], "default": i["default_name"]}
+                        for cs, i in s["charsets"].items()
+                    },
+                }
+                for s in servers
+            ],
+            args.out,
+        )
     return verify(servers, tables, meta)
 
 

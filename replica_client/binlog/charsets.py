@@ -51,6 +51,9 @@ __all__ = [
     "build_collation_map",
     "build_table_decoder",
     "charset_for_collation",
+    "charset_info",
+    "collation_id",
+    "collation_name",
     "decoder_for_collation",
     "encoding_for_collation",
     "expand_byte_ranges",
@@ -101,6 +104,83 @@ def charset_for_collation(collation: int | None) -> str | None:
         k = (collation - _UCA1400_BASE) >> 8
         name = _UCA1400_CHARSETS[k] if k < len(_UCA1400_CHARSETS) else None
     return name
+
+
+# -- names: what DDL text and information_schema say ---------------------------------------
+
+
+@cache
+def _collation_ids() -> dict[tuple[bool, str], tuple[int, str]]:
+    """(is MariaDB, collation name) -> (id, character set)."""
+    out: dict[tuple[bool, str], tuple[int, str]] = {}
+    for flavor, ids in _load("collations.json")["collations"].items():
+        for cid, (charset, name) in ids.items():
+            out.setdefault((flavor == "mariadb", name), (int(cid), charset))
+    return out
+
+
+def collation_id(name: str, mariadb: bool = True) -> tuple[int, str] | None:
+    """(id, character set) of a collation name on a flavour; None when unknown.
+
+    MariaDB's uca1400 collations are known by their full name
+    (``utf8mb4_uca1400_ai_ci``), as ``information_schema.COLUMNS`` shows them.
+    """
+    return _collation_ids().get((mariadb, name.lower()))
+
+
+def collation_name(collation: int, mariadb: bool = True) -> str | None:
+    """The name of collation id ``collation`` on a flavour; None when unknown."""
+    ids = _load_ids(mariadb)
+    return ids.get(collation)
+
+
+@cache
+def _load_ids(mariadb: bool) -> dict[int, str]:
+    data = _load("collations.json")["collations"].get("mariadb" if mariadb else "mysql", {})
+    return {int(cid): name for cid, (_cs, name) in data.items()}
+
+
+@cache
+def _charset_servers() -> dict[str, dict[str, tuple[int, str]]]:
+    servers = _load("charsets.json")["servers"]
+    return {
+        key: {cs: (int(v[0]), str(v[1])) for cs, v in sets.items()}
+        for key, sets in servers.items()
+    }
+
+
+def _version_key(mariadb: bool, version: tuple[int, int]) -> str:
+    """The key of ``charsets.json`` for a server: the newest known version not newer
+    than it, of its flavour (the oldest known when it is older than all)."""
+    flavor = "mariadb" if mariadb else "mysql"
+    known = sorted(
+        (tuple(int(x) for x in key.split("-", 1)[1].split(".")), key)
+        for key in _charset_servers()
+        if key.startswith(flavor + "-")
+    )
+    if not known:
+        raise LookupError(f"no character set data for {flavor}")
+    best = known[0][1]
+    for v, key in known:
+        if v <= version:
+            best = key
+    return best
+
+
+def charset_info(
+    charset: str, mariadb: bool = True, version: tuple[int, int] = (99, 0)
+) -> tuple[int, str] | None:
+    """(bytes per character at most, default collation) of a character set on a server
+    of this flavour and version (``information_schema.CHARACTER_SETS``, in
+    ``charsets.json``); None when the server has no such character set.
+
+    ``utf8`` is read as ``utf8mb3``, as both flavours do by default (MariaDB's
+    ``old_mode`` without ``UTF8_IS_UTF8MB3`` would make it ``utf8mb4``).
+    """
+    name = charset.lower()
+    if name == "utf8":
+        name = "utf8mb3"
+    return _charset_servers()[_version_key(mariadb, version)].get(name)
 
 
 # -- decoders by rule -----------------------------------------------------------------------
