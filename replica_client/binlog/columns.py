@@ -35,7 +35,9 @@ given as ``bytes`` too, never altered.
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import struct
+import uuid
 import zlib
 from collections.abc import Callable
 from typing import Any, Final
@@ -52,8 +54,10 @@ __all__ = [
     "geometry_value",
     "make_date",
     "make_datetime",
+    "may_be_typed_binary",
     "reader_for",
     "text_reader",
+    "typed_binary_converter",
 ]
 
 #: Reads one non-NULL value at ``pos``; returns (value, position after it).
@@ -408,11 +412,93 @@ def _json_binary(raw: memoryview) -> Any:
     return decode_json_binary(bytes(raw))
 
 
+# -- MariaDB's types stored as binary strings -----------------------------------------------
+#
+# UUID, INET6 and INET4 are BINARY(16) / BINARY(4) in the TABLE_MAP, VECTOR a binary
+# VARCHAR of float32s; only the SQL data type (``ColumnInfo.data_type``, from a
+# table definition) tells them apart from plain binary strings. Their values are
+# converted to what ``SELECT`` shows.
+
+
+def _uuid(value: bytes) -> uuid.UUID:
+    # The binlog strips trailing 0x00 bytes of a BINARY value; MariaDB writes the
+    # UUID's 16 bytes in the order of its text form.
+    return uuid.UUID(bytes=value.ljust(16, b"\0"))
+
+
+def _inet4(value: bytes) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(value.ljust(4, b"\0"))
+
+
+def _inet6(value: bytes) -> ipaddress.IPv6Address:
+    return ipaddress.IPv6Address(value.ljust(16, b"\0"))
+
+
+def _mariadb_vector(value: bytes) -> list[float] | bytes:
+    if len(value) % 4:
+        return value  # not a whole number of float32s: keep the bytes
+    return list(struct.unpack(f"<{len(value) // 4}f", value))
+
+
+# DATA_TYPE -> (conversion of the decoded bytes, binary byte length it needs or 0 for any)
+_TYPED_BINARY: Final[dict[str, tuple[Callable[[bytes], Any], int]]] = {
+    "uuid": (_uuid, 16),
+    "inet6": (_inet6, 16),
+    "inet4": (_inet4, 4),
+    "vector": (_mariadb_vector, 0),
+}
+
+
+def _binary_length(col: ColumnInfo) -> int | None:
+    """Byte length of a fixed binary column (CHAR with the binary charset), else None."""
+    if col.type != T.STRING or col.collation not in (BINARY_COLLATION, None):
+        return None
+    real, length = real_string_type(col.meta)
+    return length if real == T.STRING else None
+
+
+def may_be_typed_binary(col: ColumnInfo) -> bool:
+    """True when ``col`` may be one of MariaDB's types stored as binary strings."""
+    if _binary_length(col) in (4, 16):
+        return True
+    return col.type == T.VARCHAR and col.collation == BINARY_COLLATION
+
+
+def typed_binary_converter(col: ColumnInfo) -> Callable[[bytes], Any] | None:
+    """The conversion of ``col``'s decoded bytes for its ``data_type``, if any."""
+    entry = _TYPED_BINARY.get((col.data_type or "").lower())
+    if entry is None:
+        return None
+    convert, length = entry
+    if length:
+        if _binary_length(col) != length:
+            return None
+    elif not (col.type == T.VARCHAR and col.collation == BINARY_COLLATION):
+        return None
+    return convert
+
+
+def _converted(read: ColumnReader, convert: Callable[[bytes], Any]) -> ColumnReader:
+    def read_typed(view: memoryview, pos: int) -> tuple[Any, int]:
+        value, pos = read(view, pos)
+        return convert(value), pos
+
+    return read_typed
+
+
 def reader_for(col: ColumnInfo, mariadb: bool = True) -> ColumnReader:
     """Choose the reader for one column; called once per table definition.
 
     ``mariadb``: the flavour that wrote the binlog (a few character
     conversions differ between MariaDB and MySQL)."""
+    if col.data_type is not None:
+        convert = typed_binary_converter(col)
+        if convert is not None:
+            return _converted(_reader_for(col, mariadb), convert)
+    return _reader_for(col, mariadb)
+
+
+def _reader_for(col: ColumnInfo, mariadb: bool) -> ColumnReader:
     t, meta = col.type, col.meta
     if t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG):
         # Without SIGNEDNESS metadata integers are read as signed, as the

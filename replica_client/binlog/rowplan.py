@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 
 from ..accel import speedups
 from .charsets import charset_for_collation, encoding_for_collation
-from .columns import ColumnReader
+from .columns import ColumnReader, typed_binary_converter
 from .constants import BINARY_COLLATION, ColumnType
 from .decimal import MAX_PRECISION
 from .events import MISSING, ColumnInfo, Row
@@ -146,6 +146,8 @@ def _string_spec(prefix: int, collation: int | None) -> Spec:
 
 def column_spec(col: ColumnInfo) -> Spec:
     """(code, a, b, obj) for one column; mirrors :func:`columns.reader_for`."""
+    if col.data_type is not None and typed_binary_converter(col) is not None:
+        return (FALLBACK, 0, 0, None)  # converted by the reader (UUID, INET, VECTOR)
     t, meta = col.type, col.meta
     if t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG):
         return (_INT_CODES[(t, bool(col.unsigned))], 0, 0, None)

@@ -24,15 +24,12 @@ Without a provider such columns decode to ``bytes``, as the binlog says.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
-import struct
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-from .binlog.constants import BINARY_COLLATION, ColumnType
-from .binlog.events import (
+from ..binlog.columns import may_be_typed_binary, typed_binary_converter
+from ..binlog.events import (
     ColumnInfo,
     DeleteRowsEvent,
     Row,
@@ -41,7 +38,6 @@ from .binlog.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from .binlog.table_map import real_string_type
 
 __all__ = [
     "ColumnSchema",
@@ -51,8 +47,6 @@ __all__ = [
     "needs_schema",
     "retype_rows",
 ]
-
-T = ColumnType
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,66 +62,14 @@ class ColumnSchema:
 ProvidedColumns = Sequence[str | ColumnSchema]
 
 
-def _uuid(value: bytes) -> uuid.UUID:
-    # The binlog strips trailing 0x00 bytes of a BINARY value; MariaDB writes the
-    # UUID's 16 bytes in the order of its text form.
-    return uuid.UUID(bytes=value.ljust(16, b"\0"))
-
-
-def _inet4(value: bytes) -> ipaddress.IPv4Address:
-    return ipaddress.IPv4Address(value.ljust(4, b"\0"))
-
-
-def _inet6(value: bytes) -> ipaddress.IPv6Address:
-    return ipaddress.IPv6Address(value.ljust(16, b"\0"))
-
-
-def _vector(value: bytes) -> list[float] | bytes:
-    if len(value) % 4:
-        return value  # not a whole number of float32s: keep the bytes
-    return list(struct.unpack(f"<{len(value) // 4}f", value))
-
-
-# DATA_TYPE -> (conversion of the decoded bytes, binary byte length it needs or 0 for any)
-_CONVERTERS: Final[dict[str, tuple[Callable[[bytes], Any], int]]] = {
-    "uuid": (_uuid, 16),
-    "inet6": (_inet6, 16),
-    "inet4": (_inet4, 4),
-    "vector": (_vector, 0),
-}
-
-
-def _binary_length(col: ColumnInfo) -> int | None:
-    """Byte length of a fixed binary column (CHAR with the binary charset), else None."""
-    if col.type != T.STRING or col.collation not in (BINARY_COLLATION, None):
-        return None
-    real, length = real_string_type(col.meta)
-    return length if real == T.STRING else None
-
-
-def _may_be_typed(col: ColumnInfo) -> bool:
-    if _binary_length(col) in (4, 16):
-        return True
-    return col.type == T.VARCHAR and col.collation == BINARY_COLLATION
-
-
 def needs_schema(table: TableMapEvent) -> bool:
     """True when a provider could add names or types to ``table``."""
-    return not table.has_column_names or any(_may_be_typed(c) for c in table.columns)
+    return not table.has_column_names or any(may_be_typed_binary(c) for c in table.columns)
 
 
 def converter_for(col: ColumnInfo) -> Callable[[bytes], Any] | None:
     """The conversion of ``col``'s decoded bytes for its ``data_type``, if any."""
-    entry = _CONVERTERS.get((col.data_type or "").lower())
-    if entry is None:
-        return None
-    convert, length = entry
-    if length:
-        if _binary_length(col) != length:
-            return None
-    elif not (col.type == T.VARCHAR and col.collation == BINARY_COLLATION):
-        return None
-    return convert
+    return typed_binary_converter(col)
 
 
 def apply_schema(table: TableMapEvent, provided: ProvidedColumns | None) -> TableMapEvent | None:
