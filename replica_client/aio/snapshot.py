@@ -31,7 +31,7 @@ import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
-from ..control import _translate, open_control
+from ..control.aio import _translate, open_control
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (

@@ -24,10 +24,10 @@ from typing import Any
 
 import aiomysql
 
-from .aio.config import ReplicaConfig
-from .errors import ConnectionLostError, ReplicaError, server_error
-from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
-from .schema import ColumnSchema
+from ..aio.config import ReplicaConfig
+from ..errors import ConnectionLostError, ReplicaError, server_error
+from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
+from ..schema import ColumnSchema
 
 __all__ = [
     "InformationSchemaProvider",
