@@ -20,6 +20,7 @@ from .errors import ConfigError
 
 __all__ = [
     "FilePos",
+    "binlog_file_order",
     "Gtid",
     "GtidTriple",
     "MysqlGtidSet",
@@ -45,6 +46,17 @@ def validate_binlog_file_name(name: str) -> str:
     return name
 
 
+def binlog_file_order(name: str) -> tuple[str, int, str]:
+    """The order of binlog files: by base name, then by the number of the extension
+    (``mysql-bin.000009`` < ``mysql-bin.000010`` < ``mysql-bin.1000000``, which the
+    server writes after ``.999999``). A name without a numeric extension sorts by
+    its text after the numbered ones of its base. The one definition of file order."""
+    base, dot, ext = name.rpartition(".")
+    if dot and ext.isdigit():
+        return base, int(ext), ""
+    return name, 1 << 64, name
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class FilePos:
     """A position in the primary's binary log: file name and byte offset."""
@@ -59,6 +71,12 @@ class FilePos:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.pos}"
+
+    @property
+    def order(self) -> tuple[str, int, str, int]:
+        """A key that sorts positions in binlog order (files by number, see
+        :func:`binlog_file_order`; ``<`` on FilePos itself compares the names as text)."""
+        return (*binlog_file_order(self.file), self.pos)
 
     @classmethod
     def parse(cls, text: str) -> FilePos:
