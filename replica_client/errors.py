@@ -27,12 +27,16 @@ __all__ = [
     "ReplicaError",
     "ReplicaTimeoutError",
     "SchemaChangedError",
+    "SchemaHistoryError",
+    "SchemaMismatchError",
     "ServerError",
     "ServerIdConflictError",
     "SnapshotError",
     "StateError",
+    "StatementLoggedError",
     "TruncatedBinlogError",
     "UnknownEventError",
+    "UnknownSchemaError",
     "UnrepresentableValueError",
     "UnsupportedError",
     "server_error",
@@ -184,6 +188,130 @@ class SchemaChangedError(UnsupportedError):
         super().__init__(message)
         self.table = table
         self.position = position
+
+
+# -- the binlog does not say what is needed, and nothing else proves it ----------------
+
+
+class StatementLoggedError(ReplicaError):
+    """Rows were changed by a statement the primary logged as SQL text.
+
+    With ``binlog_format`` MIXED (MariaDB's default) or STATEMENT, the primary
+    logs many changes as the statement that made them, not as row images: the
+    binlog does not say which rows changed, or to what. ``changes()`` raises this
+    rather than skip them; set ``binlog_format=ROW`` on the primary (and end the
+    sessions that set their own), or pass ``statements="deliver"`` to receive
+    such statements as changes with ``op="statement"``.
+
+    Attributes:
+        statement: the SQL text.
+        schema: the statement's current database.
+        tables: ``schema.table`` names it may write (empty when they cannot be told).
+        position: ``file:pos`` of its QueryEvent, when known.
+        gtid: its transaction's GTID, when known.
+        binlog_format: the primary's global ``binlog_format`` when it was read.
+    """
+
+    def __init__(
+        self,
+        statement: str,
+        *,
+        schema: str = "",
+        tables: tuple[str, ...] = (),
+        position: str = "",
+        gtid: str | None = None,
+        binlog_format: str | None = None,
+    ) -> None:
+        self.statement = statement
+        self.schema = schema
+        self.tables = tables
+        self.position = position
+        self.gtid = gtid
+        self.binlog_format = binlog_format
+        where = ", ".join(
+            p
+            for p in (
+                f"at {position}" if position else "",
+                f"GTID {gtid}" if gtid else "",
+                f"writing {', '.join(tables)}" if tables else "writing tables it does not name",
+            )
+            if p
+        )
+        text = statement if len(statement) <= 200 else statement[:200] + "..."
+        setting = (
+            f"the primary's global binlog_format is {binlog_format}"
+            if binlog_format and binlog_format.upper() != "ROW"
+            else "a session set its own binlog_format"
+            if binlog_format
+            else "the primary's binlog_format is not ROW"
+        )
+        super().__init__(
+            f"rows were changed by a statement logged as SQL text ({where}): {text!r}; "
+            f"{setting}, so the binlog has no row images of this change. Set "
+            "binlog_format=ROW on the primary (SET GLOBAL binlog_format=ROW, and in its "
+            "configuration file; sessions already open keep theirs), or pass "
+            "statements='deliver' to receive such statements as op='statement' changes"
+        )
+
+
+class SchemaHistoryError(ReplicaError):
+    """A column name or type the binlog does not say cannot be proven at this point.
+
+    Raised where the primary writes TABLE_MAPs without full metadata
+    (``binlog_row_metadata`` MINIMAL or NO_LOG) and the schema history cannot
+    vouch for the table's definition there. ``unproven="positional"`` delivers
+    such a table's rows keyed ``@1``, ``@2``, ... with the binlog's own types
+    instead.
+
+    Attributes:
+        schema, table: the table.
+        column: the column that disagrees, when one does.
+        statement: the DDL statement that could not be applied, when one.
+        position: where the TABLE_MAP is (``file:pos``, or the offset), when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        schema: str = "",
+        table: str = "",
+        column: str | None = None,
+        statement: str | None = None,
+        position: str = "",
+    ) -> None:
+        self.reason = message
+        self.schema = schema
+        self.table = table
+        self.column = column
+        self.statement = statement
+        self.position = position
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        text = self.reason
+        if self.statement is not None:
+            stmt = self.statement if len(self.statement) <= 200 else self.statement[:200] + "..."
+            text += f"; the statement: {stmt!r}"
+        if self.position:
+            text += f" (TABLE_MAP at {self.position})"
+        return text
+
+    def with_context(self, position: str) -> SchemaHistoryError:
+        """Fill in where the TABLE_MAP is; returns self."""
+        if not self.position:
+            self.position = position
+            self.args = (self._format(),)
+        return self
+
+
+class SchemaMismatchError(SchemaHistoryError):
+    """A TABLE_MAP disagrees with its table's definition in the schema history."""
+
+
+class UnknownSchemaError(SchemaHistoryError):
+    """The schema history has no definition of a table at this point (it was not
+    visible when captured, or a DDL statement changed it in a way not applied)."""
 
 
 class ConfigError(ReplicaError, ValueError):
