@@ -51,6 +51,7 @@ from .binlog.events import (
     event_type_name,
 )
 from .binlog.header import EventHeader
+from .binlog.rows_events import TableDefinitions
 from .binlog.transactions import PLACE_SPECIAL, Checkpoint, TransactionTracker
 from .config import DecoderOptions
 from .errors import FailoverError, MalformedEventError, ProtocolError, StateError
@@ -165,12 +166,15 @@ class ResumePoint:
             to the consumer (of the transaction that was being delivered when the
             connection broke), in order: the new dump must send the same ones again.
         group: the GTID of that transaction, checked against the re-sent one.
+        schema: the table definitions at ``start`` (a schema history, opaque
+            here), None without them.
     """
 
     start: FilePos | Gtid | MysqlGtidSet | Literal["now"] | None
     gtid_state: Gtid | MysqlGtidSet
     skip: tuple[int, ...] = ()
     group: str | None = None
+    schema: object = None
 
 
 class Delivery:
@@ -191,6 +195,7 @@ class Delivery:
         start: the stream's start (a position, a GTID state, or None).
         remember: how many of the last delivered MariaDB GTIDs to keep, to name
             them when a new primary lacks them.
+        schema: the table definitions at ``start`` (a schema history), if any.
     """
 
     __slots__ = (
@@ -201,12 +206,18 @@ class Delivery:
         "_resolved",
         "_start_gtid",
         "_start_pos",
+        "_start_schema",
         "recent",
     )
 
     def __init__(
-        self, start: FilePos | Gtid | MysqlGtidSet | None = None, *, remember: int = 100_000
+        self,
+        start: FilePos | Gtid | MysqlGtidSet | None = None,
+        *,
+        remember: int = 100_000,
+        schema: object = None,
     ) -> None:
+        self._start_schema = schema
         self._start_pos = start if isinstance(start, FilePos) else None
         self._by_gtid = isinstance(start, Gtid | MysqlGtidSet)
         self._start_gtid: Gtid | MysqlGtidSet = (
@@ -231,6 +242,15 @@ class Delivery:
         """The GTID state after the last transaction delivered whole."""
         cp = self._checkpoint
         return cp.gtid_state if cp is not None else self._start_gtid
+
+    @property
+    def schema(self) -> object:
+        """The table definitions after the last transaction delivered whole (a schema
+        history; None without one)."""
+        cp = self._checkpoint
+        if cp is not None and cp.schema is not None:
+            return cp.schema
+        return self._start_schema
 
     @property
     def gtid(self) -> str | None:
@@ -334,7 +354,7 @@ class Delivery:
             at = [i for i, kind in enumerate(kinds) if kind in TRANSACTION_START_TYPES]
             kinds = kinds[at[-1] :] if at and group is not None else ()
             group = group if kinds else None
-        return ResumePoint(start, state, kinds, group)
+        return ResumePoint(start, state, kinds, group, self.schema)
 
     def missing_on(
         self, primary: Gtid | MysqlGtidSet, held: Iterable[GtidTriple] | None = None
@@ -373,6 +393,8 @@ class ReplicaSession:
             it verified and whose place is known, before decoding them;
             otherwise when it is decoded.
         keep_raw: give every item the event's bytes (``StreamItem.raw``).
+        definitions: what completes TABLE_MAPs the binlog leaves incomplete (the
+            driver's schema tracker); each checkpoint keeps its ``state``.
         random_bytes: randomness for auth nonces (tests inject their own).
     """
 
@@ -381,6 +403,7 @@ class ReplicaSession:
         "_await_gtid_start",
         "_decoder",
         "_decoder_options",
+        "_definitions",
         "_early_acks",
         "_ended",
         "_event_types",
@@ -408,16 +431,19 @@ class ReplicaSession:
         resume_gtid: str | None = None,
         ack_on_receipt: bool = False,
         keep_raw: bool = False,
+        definitions: TableDefinitions | None = None,
         random_bytes: RandomBytes = os.urandom,
     ) -> None:
         self._machine = RegistrationMachine(settings, random_bytes=random_bytes)
         self._decoder_options = decoder_options or DecoderOptions()
         self._decoder: EventDecoder | None = None
+        self._definitions = definitions
         self._event_types = event_types
         start = settings.start
         if gtid_state is None and isinstance(start, Gtid | MysqlGtidSet):
             gtid_state = start
         self._t = TransactionTracker(start if isinstance(start, FilePos) else None, gtid_state)
+        self._t.definitions = definitions
         self._resume_skip = resume_skip
         # A dump by GTID re-sends its header events before the interrupted
         # transaction: counting starts at the first GTID event.
@@ -658,7 +684,9 @@ class ReplicaSession:
         decoder = self._decoder
         if decoder is None:
             alg = BinlogChecksumAlg.CRC32 if self._machine.crc32 else BinlogChecksumAlg.OFF
-            decoder = self._decoder = EventDecoder(self._decoder_options, checksum_alg=alg)
+            decoder = self._decoder = EventDecoder(
+                self._decoder_options, checksum_alg=alg, definitions=self._definitions
+            )
             self._semi = self._machine.semi_sync  # negotiated before the first event
         if self._semi:
             requested = semi_sync_ack_requested(payload)

@@ -56,6 +56,7 @@ from ..errors import (
     DecryptionError,
     LimitExceededError,
     MalformedEventError,
+    SchemaHistoryError,
     TruncatedBinlogError,
     UnknownEventError,
 )
@@ -91,6 +92,8 @@ from .encryption import BinlogDecryptor, parse_start_encryption
 from .events import (
     Event,
     FormatDescriptionEvent,
+    QueryEvent,
+    RotateEvent,
     StartEncryptionEvent,
     TableMapEvent,
     TransactionPayloadEvent,
@@ -130,7 +133,13 @@ from .query_events import (
     decode_rand,
     decode_user_var,
 )
-from .rows_events import ROWS_EVENT_TYPES, TableMaps, decode_rows, decode_table_map_event
+from .rows_events import (
+    ROWS_EVENT_TYPES,
+    TableDefinitions,
+    TableMaps,
+    decode_rows,
+    decode_table_map_event,
+)
 
 __all__ = [
     "DECODERS",
@@ -223,6 +232,9 @@ class EventDecoder:
         checksum_alg: the checksum algorithm to assume before the first
             FORMAT_DESCRIPTION_EVENT (what the network session negotiated);
             ``None`` means "decide from the FDE" (files start with one).
+        definitions: what completes TABLE_MAPs that lack names, signedness,
+            charsets or labels (a schema history); it sees every QueryEvent, in
+            order, and every TABLE_MAP of a table the filter keeps.
 
     Attributes:
         fde: the log's FORMAT_DESCRIPTION_EVENT (for a v1/v3 log, the one its
@@ -230,6 +242,8 @@ class EventDecoder:
         table_maps: the TABLE_MAPs of the running statement.
         last_header: the header of the last event ``decode()`` was given (also
             when it returned None).
+        file: the binlog file being read (from the last ROTATE, or given to
+            :meth:`begin_file`), for messages; None before either.
     """
 
     def __init__(
@@ -237,11 +251,13 @@ class EventDecoder:
         options: DecoderOptions | None = None,
         *,
         checksum_alg: BinlogChecksumAlg | None = None,
+        definitions: TableDefinitions | None = None,
     ) -> None:
         self.options = options if options is not None else DecoderOptions()
         self.fde: FormatDescriptionEvent | None = None
         self.last_header: EventHeader | None = None
-        self.table_maps = TableMaps(self.options)
+        self.file: str | None = None
+        self.table_maps = TableMaps(self.options, definitions)
         self._keep_unknown = self.options.unknown_events == "keep"
         self._max_event_size = self.options.max_event_size
         self._verify_crc = self.options.verify_checksum
@@ -250,6 +266,8 @@ class EventDecoder:
         self._dispatch: dict[int, _Bound] = {
             code: self._bind(entry) for code, entry in DECODERS.items()
         }
+        if definitions is not None:
+            self._dispatch[_QUERY] = _observed(self._dispatch[_QUERY], definitions.query)
         alg = BinlogChecksumAlg.UNDEF if checksum_alg is None else int(checksum_alg)
         self._set_format(BinlogFormat(checksum_alg=alg))
 
@@ -323,8 +341,8 @@ class EventDecoder:
         self.table_maps.clear()
         self._set_format(BinlogFormat(checksum_alg=old.checksum_alg, mariadb=old.mariadb))
 
-    def begin_file(self) -> None:
-        """Start a binlog file: the next event decides its format version.
+    def begin_file(self, name: str | None = None) -> None:
+        """Start a binlog file (``name``, for messages): the next event decides its format version.
 
         A FORMAT_DESCRIPTION_EVENT means v4; a START_EVENT_V3 of fewer than 75
         bytes v1 (13-byte headers), of 75 or more v3; any other event v3
@@ -333,6 +351,7 @@ class EventDecoder:
         this: a primary always sends an FDE.
         """
         self.reset()
+        self.file = name
         self._in_file = True
         self._set_format(self._format, detecting=True)
 
@@ -385,6 +404,9 @@ class EventDecoder:
             return self._unknown(header, view, hlen, end)
         except MalformedEventError as exc:
             raise exc.with_context(event_type=type_code, position=position) from None
+        except SchemaHistoryError as exc:
+            where = "" if position is None else str(position)
+            raise exc.with_context(f"{self.file}:{where}" if self.file else where) from None
         except _DECODE_ERRORS as exc:
             raise _malformed(type_code, position, exc) from exc
 
@@ -592,7 +614,10 @@ class EventDecoder:
     ) -> Event:
         # A new file: table ids of the old one mean nothing there.
         self.table_maps.clear()
-        return decode_rotate(fmt, header, view, pos, end)
+        event = decode_rotate(fmt, header, view, pos, end)
+        if isinstance(event, RotateEvent):
+            self.file = event.next_file
+        return event
 
     def _start_encryption(
         self, fmt: BinlogFormat, header: EventHeader, view: memoryview, pos: int, end: int
@@ -670,6 +695,20 @@ class EventDecoder:
         twin = self._dispatch[MARIADB_COMPRESSED_TYPES[type_code]]
         pview = memoryview(plain)
         return twin(fmt, header, pview, EVENT_HEADER_LEN, len(pview) - (len(view) - end))
+
+
+def _observed(decode: _Bound, observe: Callable[[QueryEvent], None]) -> _Bound:
+    """``decode`` (of QUERY_EVENT) that also hands each event to ``observe``."""
+
+    def decode_and_observe(
+        fmt: BinlogFormat, header: EventHeader, view: memoryview, pos: int, end: int
+    ) -> Event | None:
+        event = decode(fmt, header, view, pos, end)
+        if type(event) is QueryEvent:
+            observe(event)
+        return event
+
+    return decode_and_observe
 
 
 def _has_checksum_alg(version: bytes) -> bool:

@@ -26,7 +26,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import fields, replace
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ..accel import constructor
 from ..codec import U48, need, read_lenenc_int, u16, u32
@@ -39,6 +39,7 @@ from .events import (
     Event,
     PartialJson,
     PartialUpdateRowsEvent,
+    QueryEvent,
     RawRowsEvent,
     Row,
     TableMapEvent,
@@ -53,6 +54,7 @@ from .table_map import decode_table_map
 
 __all__ = [
     "ROWS_EVENT_TYPES",
+    "TableDefinitions",
     "TableMaps",
     "decode_old_rows",
     "decode_rows",
@@ -105,6 +107,28 @@ _TM_FAST: Final = all(f.init for f in _TM_FIELDS) and [f.name for f in _TM_FIELD
 _tm_rest: Final = attrgetter(*(f.name for f in _TM_FIELDS[2:]))
 
 
+class TableDefinitions(Protocol):
+    """What the binlog does not say about tables, kept outside the decoder (a schema
+    history, :class:`replica_client.schema.SchemaTracker`): consulted once per
+    TABLE_MAP of a table the filter keeps, never per row."""
+
+    def table_map(self, tm: TableMapEvent, definition: bytes) -> tuple[TableMapEvent, bytes]:
+        """``tm`` completed (names, signedness, charsets, labels, SQL types) and the key
+        its row decoder is cached under (``definition``: the TABLE_MAP's bytes after
+        the table id); raises a ``ReplicaError`` when it cannot be completed."""
+        ...
+
+    def query(self, event: QueryEvent) -> None:
+        """Every QueryEvent decoded, in binlog order (DDL moves the definitions)."""
+        ...
+
+    @property
+    def state(self) -> object:
+        """The definitions after the events decoded so far, as an immutable value
+        (kept with each transaction's checkpoint, for a resumed stream)."""
+        ...
+
+
 class TableMaps:
     """The TABLE_MAPs of the running statement and the row decoders compiled for them.
 
@@ -112,17 +136,24 @@ class TableMaps:
         by_id: table id -> (its TABLE_MAP, its row decoder, or None when the
             ``tables`` option excludes the table).
         decoders: compiled row decoders, by TABLE_MAP definition.
+        definitions: what completes a TABLE_MAP the binlog leaves incomplete (None:
+            the TABLE_MAP as it is).
     """
 
-    __slots__ = ("by_id", "decode_rows", "decoders", "filter", "limit")
+    __slots__ = ("by_id", "decode_rows", "decoders", "definitions", "filter", "limit", "raw")
 
-    def __init__(self, options: DecoderOptions) -> None:
+    def __init__(
+        self, options: DecoderOptions, definitions: TableDefinitions | None = None
+    ) -> None:
         self.by_id: dict[int, tuple[TableMapEvent, RowDecoder | None]] = {}
         self.decoders = RowDecoderCache(options.table_map_cache_size)
         self.filter = options.tables if options.tables else None
         #: Most TABLE_MAPs one statement may bind.
         self.limit = options.table_map_cache_size
         self.decode_rows = options.decode_rows
+        self.definitions = definitions
+        #: With ``definitions``: TABLE_MAPs as the binlog has them, by definition bytes.
+        self.raw: dict[bytes, TableMapEvent] = {}
 
     def clear(self) -> None:
         """Forget the statement's bindings (its end, a new file, a new FDE)."""
@@ -146,6 +177,8 @@ def decode_table_map_event(
     # Key: the body after the table id, and what else decodes it differently.
     layout = fmt.mariadb | fmt.old_table_map << 1
     definition = view[pos + phl - 2 : end].tobytes()
+    if maps.definitions is not None:
+        return _completed_table_map(maps, fmt, header, view, pos, end, layout, definition)
     decoder: RowDecoder | None = maps.decoders.lookup(layout, definition)
     if decoder is not None:
         # Seen before (every transaction repeats its TABLE_MAPs): reuse the
@@ -178,6 +211,61 @@ def decode_table_map_event(
         )
     by_id[tm.table_id] = (tm, decoder)
     return tm if keep else None
+
+
+def _completed_table_map(
+    maps: TableMaps,
+    fmt: BinlogFormat,
+    header: EventHeader,
+    view: memoryview,
+    pos: int,
+    end: int,
+    layout: int,
+    definition: bytes,
+) -> Event | None:
+    """:func:`decode_table_map_event` with ``maps.definitions``: the TABLE_MAP as the
+    binlog has it (decoded once per definition), completed by the definitions of the
+    point the binlog is at, then bound like any other."""
+    phl = fmt.post_header_lens[_TABLE_MAP]
+    raw = maps.raw.get(definition)
+    if raw is None:
+        raw = decode_table_map(
+            header, view, pos, end, phl, fmt.mariadb, old_layout=fmt.old_table_map
+        )
+        if len(maps.raw) >= maps.limit:
+            maps.raw.clear()
+        maps.raw[definition] = raw
+        table_id = raw.table_id
+    elif phl == 6:
+        table_id = u32(view, pos)
+    else:
+        if pos + 6 > len(view):
+            need(view, pos, 6, "u48")  # raises
+        lo, hi = U48.unpack_from(view, pos)
+        table_id = lo | hi << 32
+    decoder: RowDecoder | None = None
+    if maps.filter is None or maps.filter(raw.schema, raw.table):
+        assert maps.definitions is not None
+        table, key = maps.definitions.table_map(raw, definition)
+        decoder = maps.decoders.lookup(layout, key)
+        if decoder is None:
+            decoder = maps.decoders.get(layout, key, table, fmt.mariadb)
+            if _TM_FAST and type(table) is TableMapEvent:
+                decoder.table_rest = _tm_rest(table)
+        rest = decoder.table_rest
+        if rest is not None:
+            tm = _new_table_map(header, table_id, *rest)
+        else:
+            tm = replace(decoder.table, header=header, table_id=table_id)
+    else:
+        tm = replace(raw, header=header, table_id=table_id)
+    by_id = maps.by_id
+    if len(by_id) >= maps.limit and table_id not in by_id:
+        raise LimitExceededError(
+            f"more than {maps.limit} TABLE_MAPs in one statement (raise table_map_cache_size)"
+        )
+    by_id[table_id] = (tm, decoder)
+    return tm if decoder is not None else None
 
 
 def decode_rows(

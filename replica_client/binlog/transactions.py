@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..accel import constructor
 from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, MysqlSource
@@ -48,6 +48,9 @@ from .events import (
     XidEvent,
 )
 from .header import EventHeader
+
+if TYPE_CHECKING:
+    from .rows_events import TableDefinitions
 
 __all__ = ["PLACE_SPECIAL", "Checkpoint", "TransactionTracker"]
 
@@ -77,6 +80,9 @@ class Checkpoint:
     #: None: not a MySQL stream, or one whose executed set is unknown (it started
     #: at a file position inside a file).
     mysql: MysqlState | None = None
+    #: What else holds from this point on: the table definitions (a schema history,
+    #: opaque here), None without one.
+    schema: object = None
 
     @property
     def position(self) -> FilePos:
@@ -118,6 +124,7 @@ class TransactionTracker:
         "_mariadb",
         "_mysql",
         "_standalone",
+        "definitions",
         "file",
         "in_group",
         "pos",
@@ -149,6 +156,9 @@ class TransactionTracker:
         elif isinstance(gtid_state, MysqlGtidSet):
             self._mysql = gtid_state.sources
         self._checkpoint: Checkpoint | None = None
+        #: The table definitions the decoder consults (their ``state`` goes into
+        #: every checkpoint), None without them.
+        self.definitions: TableDefinitions | None = None
 
     def __repr__(self) -> str:
         return f"<TransactionTracker {self.file}:{self.pos} in_group={self.in_group}>"
@@ -171,15 +181,20 @@ class TransactionTracker:
     def checkpoint(self) -> Checkpoint:
         """The resume point after the last event (the same object while nothing moved)."""
         cp = self._checkpoint
+        definitions = self.definitions
+        schema = definitions.state if definitions is not None else None
         if (
             cp is not None
             and cp.pos == self.pos
             and cp.file == self.file
             and cp.mariadb is self._mariadb
             and cp.mysql is self._mysql
+            and cp.schema is schema
         ):
             return cp
-        cp = self._checkpoint = _new_checkpoint(self.file, self.pos, self._mariadb, self._mysql)
+        cp = self._checkpoint = _new_checkpoint(
+            self.file, self.pos, self._mariadb, self._mysql, schema
+        )
         return cp
 
     # -- per event -----------------------------------------------------------------------
