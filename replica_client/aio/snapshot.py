@@ -31,7 +31,7 @@ import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
-from ..control.aio import _translate, open_control
+from ..control.queries import client_error
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (
@@ -54,6 +54,7 @@ from ..snapshot import (
     select_sql,
 )
 from .config import ReplicaConfig
+from .control import open_control
 
 if TYPE_CHECKING:
     from .stream import BinlogStream
@@ -109,7 +110,7 @@ class SnapshotReader:
         try:
             return await self._begin()
         except pymysql.err.Error as exc:
-            raise _translate(exc, self._config.address) from exc
+            raise client_error(exc, self._config.address) from exc
 
     async def _begin(self) -> ReadPoint:
         cfg = self._config
@@ -280,7 +281,7 @@ class SnapshotReader:
             return None
         except pymysql.err.Error as exc:  # the snapshot's own connection
             await self.aclose()
-            raise _translate(exc, self._config.address) from exc
+            raise client_error(exc, self._config.address) from exc
         if mark is not None:  # a read row: its table's progress moves past its key
             progress, key, point = mark
             progress.read(progress.last_key, key, point)
@@ -454,6 +455,8 @@ class SnapshotReader:
                         yield kept, None
             elif isinstance(event, QueryEvent):
                 self._check_ddl(event)
+                for change in stream._statement(item, event):
+                    yield change, None
 
     def _check_ddl(self, event: QueryEvent) -> None:
         """Raise on a TRUNCATE, DROP or RENAME of a table whose rows are partly handed out:

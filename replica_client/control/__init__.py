@@ -2,34 +2,44 @@
 
 - :mod:`.queries`: the statements and the parsing of their rows, sans I/O, and
   the procedures built on them (capture a schema history at a binlog point);
-- :mod:`.aio`: the asyncio runner (aiomysql), and the answers the stream asks for;
-- :mod:`.blocking`: the blocking runner (PyMySQL), for the Spark driver.
+- :mod:`.blocking`: the blocking runner (PyMySQL), for the Spark driver, and the
+  binlog scans of both runners;
+- the asyncio runner and the answers the stream asks for are
+  :mod:`replica_client.aio.control` (aiomysql).
 """
 
 from __future__ import annotations
 
-from .aio import (
-    PRIMARY_STATE_SQL,
-    InformationSchemaProvider,
-    PrimaryState,
-    ServerInfo,
-    binlog_files,
-    current_position,
-    open_control,
-    primary_state,
-    primary_state_from,
-    server_info,
+from .blocking import connect_blocking, run, scan_queries
+from .queries import (
+    BinlogEnd,
+    PreparedHistory,
+    Procedure,
+    Query,
+    QueryFailed,
+    ScannedQuery,
+    ScanQueries,
+    ServerFacts,
+    binlog_end,
+    prepare_history,
+    server_facts,
+    table_definitions,
 )
 
 __all__ = [
-    "PRIMARY_STATE_SQL",
-    "InformationSchemaProvider",
-    "PrimaryState",
-    "ServerInfo",
-    "binlog_files",
-    "current_position",
-    "open_control",
-    "primary_state",
-    "primary_state_from",
-    "server_info",
+    "BinlogEnd",
+    "PreparedHistory",
+    "Procedure",
+    "Query",
+    "QueryFailed",
+    "ScanQueries",
+    "ScannedQuery",
+    "ServerFacts",
+    "binlog_end",
+    "connect_blocking",
+    "prepare_history",
+    "run",
+    "scan_queries",
+    "server_facts",
+    "table_definitions",
 ]

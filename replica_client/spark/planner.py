@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..control import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
+from ..control.queries import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
 from ..errors import (
     BinlogPositionError,
     ConfigError,

@@ -1,7 +1,9 @@
-"""Control connection to the primary (aiomysql): server checks, positions, schema names.
+"""The asyncio runner of the control layer (aiomysql): questions to the primary.
 
-Driver layer, beside :mod:`replica_client.aio`: ordinary SQL over a normal
-client connection, never on the replication connection. Used for
+Driver layer: ordinary SQL over a normal client connection, never on the
+replication connection. :func:`ask` drives a procedure of
+:mod:`replica_client.control.queries` (its binlog scans run in a worker
+thread, :func:`replica_client.control.blocking.scan_queries`). Also here:
 
 * what the primary is: version, flavor, server_id, binlog settings
   (:func:`server_info`);
@@ -11,26 +13,37 @@ client connection, never on the replication connection. Used for
   (:class:`InformationSchemaProvider`, a ``schema_provider`` for
   :class:`~replica_client.aio.ReplicaConfig`).
 
-``connect()`` itself does not need this module: it resolves ``start="now"``
-in-band on the replication connection (``@@gtid_binlog_pos`` / ``@@gtid_executed``),
-which needs no privilege beyond REPLICATION SLAVE.
+``connect()`` asks through it for the table definitions at the start
+(``schema_history``) and, on failover, which host is a writable primary.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import aiomysql
 
-from ..aio.config import ReplicaConfig
-from ..errors import ConnectionLostError, ReplicaError, server_error
-from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
+from ..control.queries import (
+    PRIMARY_STATE_SQL,
+    PrimaryState,
+    Procedure,
+    QueryFailed,
+    ScanQueries,
+    client_error,
+    primary_state_from,
+)
+from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import ColumnSchema
+from .config import ReplicaConfig
+
+T = TypeVar("T")
 
 __all__ = [
     "InformationSchemaProvider",
+    "ask",
     "PRIMARY_STATE_SQL",
     "PrimaryState",
     "ServerInfo",
@@ -65,16 +78,39 @@ async def open_control(config: ReplicaConfig, **options: Any) -> Any:
             **options,
         )
     except Exception as exc:
-        raise _translate(exc, config.address) from exc
+        raise client_error(exc, config.address) from exc
 
 
-def _translate(exc: Exception, address: str) -> ReplicaError:
-    args: tuple[Any, ...] = tuple(exc.args)
-    # 1000-1999: the server's errors; 2000 and up: the client's (2003 cannot connect,
-    # 2013 lost during a query).
-    if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
-        return server_error(args[0], "HY000", str(args[1]))
-    return ConnectionLostError(f"control connection to {address} failed: {exc}")
+async def ask(config: ReplicaConfig, procedure: Procedure[T], *, conn: Any = None) -> T:
+    """Drive a procedure of :mod:`.queries` over an aiomysql connection (``conn``, or
+    one opened and closed here); its binlog scans run in a worker thread."""
+    from ..control.blocking import scan_queries
+
+    own = conn is None
+    if own:
+        conn = await open_control(config)
+    try:
+        answer: Any = None
+        while True:
+            try:
+                request = procedure.send(answer)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            if isinstance(request, ScanQueries):
+                answer = await asyncio.to_thread(scan_queries, config, request.start)
+                continue
+            try:
+                answer = await _rows(conn, request.sql, request.args or None)
+            except Exception as exc:
+                args: tuple[Any, ...] = tuple(exc.args)
+                if args and isinstance(args[0], int) and args[0] in request.tolerate:
+                    answer = QueryFailed(args[0], str(args[1]) if len(args) > 1 else "")
+                    continue
+                raise client_error(exc, config.address) from exc
+    finally:
+        if own:
+            conn.close()
 
 
 async def _rows(conn: Any, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
@@ -147,35 +183,6 @@ async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidS
         text = (await _rows(conn, "SELECT @@GLOBAL.gtid_executed"))[0][0]
         gtid = MysqlGtidSet(str(text or "")) if text else None
     return filepos, gtid
-
-
-@dataclass(frozen=True, slots=True)
-class PrimaryState:
-    """Whether a server can be streamed from as a primary, and what it has."""
-
-    version: str
-    is_mariadb: bool
-    read_only: bool
-    #: What its binlog holds: ``@@gtid_binlog_pos`` (MariaDB) or ``@@gtid_executed`` (MySQL).
-    gtid_state: Gtid | MysqlGtidSet
-    #: MariaDB ``@@gtid_binlog_state``: the last GTID of each domain and server in its binlog.
-    binlog_state: tuple[GtidTriple, ...] | None = None
-
-
-#: What :class:`PrimaryState` is read from, by flavor (is MariaDB -> SQL).
-PRIMARY_STATE_SQL: dict[bool, str] = {
-    True: "SELECT @@GLOBAL.read_only, @@GLOBAL.gtid_binlog_pos, @@GLOBAL.gtid_binlog_state",
-    False: "SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only, @@GLOBAL.gtid_executed",
-}
-
-
-def primary_state_from(version: str, row: Sequence[Any]) -> PrimaryState:
-    """A :class:`PrimaryState` from ``SELECT VERSION()`` and the row of ``PRIMARY_STATE_SQL``."""
-    if "mariadb" in version.lower():
-        held = parse_gtid_triples(str(row[2] or ""))
-        return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")), held)
-    read_only = bool(int(row[0])) or bool(int(row[1]))
-    return PrimaryState(version, False, read_only, MysqlGtidSet(str(row[2] or "")))
 
 
 async def primary_state(conn: Any) -> PrimaryState:
