@@ -8,6 +8,11 @@ Row images as dicts: keys are column names when the TABLE_MAP carries them
 (``binlog_row_metadata=FULL``) or a schema provider supplied them, else
 ``"@1"``, ``"@2"``, ... A column absent from a MINIMAL/NOBLOB image is absent
 from the dict (SQL NULL is present with value ``None``).
+
+A QueryEvent whose statement changes rows (the primary logged it as SQL text:
+``binlog_format`` MIXED or STATEMENT) has no row images: by default it raises
+:class:`~replica_client.errors.StatementLoggedError` rather than be skipped;
+``statements="deliver"`` turns it into a change with ``op="statement"``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .binlog.events import (
     ColumnInfo,
     DeleteRowsEvent,
     Event,
+    QueryEvent,
     RotateEvent,
     Row,
     RowsEvent,
@@ -32,17 +38,22 @@ from .binlog.events import (
     WriteRowsEvent,
 )
 from .binlog.transactions import TransactionTracker
+from .config import TableFilter
+from .errors import ConfigError, StatementLoggedError
 from .position import FilePos, PositionMaker
 from .schema import ProvidedColumns, apply_schema, needs_schema, retype_rows
 
-__all__ = ["Change", "ChangeBuilder", "ColumnNames", "iter_changes"]
+__all__ = ["Change", "ChangeBuilder", "ColumnNames", "Statements", "changes_rows", "iter_changes"]
 
 #: What the binlog lacks for a table, ``(schema, table) -> columns | None``: column
 #: names, or ``ColumnSchema`` entries with the SQL data type (see ``replica_client.schema``).
 ColumnNames = Callable[[str, str], "ProvidedColumns | None"]
 
-#: "read": a row of a snapshot (``connect(snapshot=...)``), not a change in the binlog.
-Op = Literal["insert", "update", "delete", "read"]
+#: "read": a row of a snapshot (``connect(snapshot=...)``), not a change in the binlog;
+#: "statement": rows changed by a statement logged as SQL text (``statements="deliver"``).
+Op = Literal["insert", "update", "delete", "read", "statement"]
+#: What a statement that changed rows without row images does: raise, or come as a change.
+Statements = Literal["error", "deliver"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +77,9 @@ class Change:
     #: Primary-key column names (from the TABLE_MAP), empty if unknown.
     primary_key: tuple[str, ...] = ()
     server_id: int = 0
+    #: ``op="statement"``: the SQL text that changed rows (``before``/``after`` None;
+    #: ``table`` the one table it writes, "" when it may write several or any).
+    statement: str | None = None
 
 
 def _image(names: tuple[str, ...], row: Row, missing: object) -> dict[str, Any]:
@@ -150,18 +164,33 @@ class ChangeBuilder:
     """Turns events into changes; tracks the current file and transaction GTID."""
 
     __slots__ = (
+        "_binlog_format",
         "_column_names",
         "_file",
         "_layouts",
         "_names_cache",
         "_position",
+        "_statements",
+        "_tables",
         "_time",
         "_timestamp",
         "_transactions",
     )
 
-    def __init__(self, column_names: ColumnNames | None = None) -> None:
+    def __init__(
+        self,
+        column_names: ColumnNames | None = None,
+        *,
+        statements: Statements = "error",
+        tables: TableFilter | None = None,
+        binlog_format: str | None = None,
+    ) -> None:
+        if statements not in ("error", "deliver"):
+            raise ConfigError(f"statements must be 'error' or 'deliver', not {statements!r}")
         self._column_names = column_names
+        self._statements = statements
+        self._tables = tables if tables else None
+        self._binlog_format = binlog_format
         self._transactions = TransactionTracker()
         self._file: str | None = None
         self._position = PositionMaker().make
@@ -207,7 +236,62 @@ class ChangeBuilder:
         self._transactions.observe(event)
         if isinstance(event, RotateEvent):
             self._file = event.next_file
+        elif type(event) is QueryEvent:
+            if position is None and self._file is not None and event.log_pos:
+                position = self._position(
+                    self._file, max(event.log_pos - event.header.event_size, 0)
+                )
+            return self.statement(event, position, self._transactions.gtid)
         return []
+
+    def statement(
+        self, event: QueryEvent, position: FilePos | None, gtid: str | None
+    ) -> list[Change]:
+        """What a QueryEvent of transaction ``gtid`` at ``position`` gives: nothing, unless
+        its statement changes rows of a selected table (then a change with
+        ``op="statement"``, or :class:`StatementLoggedError`: see the module docstring).
+
+        Raises:
+            StatementLoggedError: rows were changed by a statement logged as SQL text
+                (``statements="error"``).
+        """
+        from .schema.statements import StatementKind, classify, written_tables
+
+        if classify(event.query) is not StatementKind.ROWS:
+            return []
+        targets = written_tables(event.query, event.schema)
+        match = self._tables
+        if targets is not None and match is not None:
+            targets = tuple(t for t in targets if match(*t))
+            if not targets:
+                return []
+        names = tuple(f"{s}.{t}" for s, t in targets or ())
+        if self._statements == "error":
+            raise StatementLoggedError(
+                event.query,
+                schema=event.schema,
+                tables=names,
+                position=str(position) if position is not None else "",
+                gtid=gtid,
+                binlog_format=self._binlog_format,
+            )
+        one = targets[0] if targets is not None and len(targets) == 1 else None
+        return [
+            _new_change(
+                "statement",
+                one[0] if one else event.schema,
+                one[1] if one else "",
+                None,
+                None,
+                gtid,
+                position,
+                dt.datetime.fromtimestamp(event.header[0], dt.UTC),
+                0,
+                (),
+                event.header[2],
+                event.query,
+            )
+        ]
 
     def _new_layout(self, table: TableMapEvent) -> _Layout:
         """Column names and primary-key names of ``table``, kept for its repeats.
@@ -253,7 +337,20 @@ class ChangeBuilder:
         if header[0] != self._timestamp:
             ts = self._time = dt.datetime.fromtimestamp(header[0], dt.UTC)
             self._timestamp = header[0]
-        fields = (op, table.schema, table.table, None, None, gtid, position, ts, 0, pk, header[2])
+        fields = (
+            op,
+            table.schema,
+            table.table,
+            None,
+            None,
+            gtid,
+            position,
+            ts,
+            0,
+            pk,
+            header[2],
+            None,
+        )
         rows = event.rows  # type: ignore[attr-defined]  # one of _KINDS' classes
         return row_changes(_new_change, names, rows, MISSING, fields, slots)
 
@@ -262,21 +359,43 @@ class ChangeBuilder:
 _new_change: Final = constructor(Change)
 
 
+def changes_rows(event: QueryEvent) -> bool:
+    """True when ``event``'s statement may change rows (it is not DDL nor a
+    transaction's BEGIN/COMMIT): a consumer of changes is to see it."""
+    from .schema.statements import StatementKind, classify
+
+    return classify(event.query) is StatementKind.ROWS
+
+
 def iter_changes(
-    events: Iterable[Event], *, column_names: ColumnNames | None = None
+    events: Iterable[Event],
+    *,
+    column_names: ColumnNames | None = None,
+    statements: Statements = "error",
+    tables: TableFilter | None = None,
 ) -> Iterator[Change]:
     """Yield one :class:`Change` per row of the row events in ``events``.
 
     ``events`` is typically a file reader (``open_binlog``) or a list of
     events. When it exposes ``event_position`` (the file reader does), each
     change's ``position`` is exact; otherwise it is derived from the headers.
+    A file reader's table filter (``open_binlog(tables=...)``) also says which
+    statements logged as SQL text concern the caller (``tables`` for other
+    sources); see ``statements`` in the module docstring.
+
+    Raises:
+        StatementLoggedError: a statement logged as SQL text changed rows of a
+            selected table (``statements="error"``).
     """
-    builder = ChangeBuilder(column_names)
+    if tables is None:
+        options = getattr(events, "options", None)
+        tables = getattr(options, "tables", None)
+    builder = ChangeBuilder(column_names, statements=statements, tables=tables)
     feed = builder.feed
     has_pos = hasattr(events, "event_position")
     for event in events:
-        # Only row events need a position; other events cost no FilePos.
-        if has_pos and isinstance(event, RowsEvent):
+        # Only row and query events need a position; other events cost no FilePos.
+        if has_pos and isinstance(event, (RowsEvent, QueryEvent)):
             yield from feed(event, getattr(events, "event_position", None))
         else:
             yield from feed(event)

@@ -38,12 +38,14 @@ from urllib.parse import quote
 from . import __version__
 from .binlog.events import Event, RowsEvent
 from .changes import Change, ChangeBuilder, iter_changes
+from .checkpoint import Checkpoint
 from .config import format_address, parse_address
 from .dsn import dsn_secrets, split_dsn
 from .errors import ConfigError, ReplicaError
 from .files import open_binlog
 from .jsonvalues import change_envelope, json_value
 from .position import FilePos, Gtid, parse_gtid_state
+from .schema.history import SchemaHistory
 
 __all__ = ["main"]
 
@@ -129,6 +131,22 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="first the tables' existing rows (op r), then the changes after them",
     )
+    tail.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="FILE",
+        help="start from the checkpoint in FILE when it exists (instead of --from-*), and "
+        "write the checkpoint there after each transaction written (position, GTID state "
+        "and the tables' definitions there)",
+    )
+    tail.add_argument(
+        "--schema-history",
+        choices=["auto", "scan", "off"],
+        default="auto",
+        help="the tables' definitions where the binlog lacks them: read from the primary "
+        "(auto; scan: also read the binlog from the start to now for DDL; off: none)",
+    )
+    _schema_args(tail)
 
     read = sub.add_parser(
         "read", help="decode binlog files to JSON lines or text", parents=[common]
@@ -139,6 +157,14 @@ def _parser() -> argparse.ArgumentParser:
     read.add_argument("--no-verify-checksum", action="store_true")
     _filter_args(read)
     read.add_argument("--output", default=None, help="write to this file instead of stdout")
+    read.add_argument(
+        "--schema-history",
+        default=None,
+        metavar="FILE",
+        help="the tables' definitions at the start of the first file: a checkpoint or a "
+        "schema history (JSON), for binlogs written without FULL row metadata",
+    )
+    _schema_args(read)
 
     pos = sub.add_parser(
         "position", help="the primary's current GTID state and file/pos", parents=[common]
@@ -157,6 +183,23 @@ def _parser() -> argparse.ArgumentParser:
         "or auto (local when mariadbd is installed, else docker compose)",
     )
     return p
+
+
+def _schema_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--statements",
+        choices=["error", "deliver"],
+        default="error",
+        help="a statement logged as SQL text that changed rows (binlog_format MIXED or "
+        "STATEMENT): stop with an error, or print it as an op s line",
+    )
+    p.add_argument(
+        "--unproven",
+        choices=["error", "positional"],
+        default="error",
+        help="a table whose column names or types cannot be proven: stop with an error, "
+        "or print its columns as @1, @2, ... with the binlog's own types",
+    )
 
 
 def _filter_args(p: argparse.ArgumentParser) -> None:
@@ -227,12 +270,15 @@ def _line(change: Change) -> str:
 def _cmd_read(ns: argparse.Namespace) -> int:
     paths = [Path(p) for p in ns.paths]
     target: Any = paths[0] if len(paths) == 1 else paths
+    tables = _table_filter(ns)
     reader = open_binlog(
         target,
         key_file=ns.key_file,
         key_file_password=os.environ.get("REPLICA_CLIENT_KEY_PASSWORD"),
         verify_checksum=not ns.no_verify_checksum,
-        tables=_table_filter(ns),
+        tables=tables,
+        schema_history=_history_file(ns.schema_history),
+        unproven=ns.unproven,
     )
     progress = _Progress(reader.files) if sys.stderr.isatty() else None
     with reader as events, _output(ns.output) as out:
@@ -240,7 +286,7 @@ def _cmd_read(ns: argparse.Namespace) -> int:
         if progress is not None:
             stream = progress.follow(events, reader)
         if ns.format == "json":
-            for change in iter_changes(stream):
+            for change in iter_changes(stream, statements=ns.statements, tables=tables):
                 out.write(_line(change) + "\n")
         else:
             for event in stream:
@@ -248,6 +294,25 @@ def _cmd_read(ns: argparse.Namespace) -> int:
     if progress is not None:
         progress.done()
     return 0
+
+
+def _history_file(path: str | None) -> SchemaHistory | None:
+    """The schema history in a file: a checkpoint's, or a history's own JSON."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the schema history in {path}: {exc}") from exc
+    if isinstance(data, dict) and "schema" in data and "format" not in data:
+        history = Checkpoint.from_dict(data).schema_history
+        if history is None:
+            raise ConfigError(f"the checkpoint in {path} holds no schema history")
+        return history
+    try:
+        return SchemaHistory.from_json(data)
+    except ValueError as exc:
+        raise ConfigError(f"{path} holds no schema history: {exc}") from exc
 
 
 class _Progress:
@@ -321,7 +386,6 @@ async def _tail(ns: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    builder = ChangeBuilder()
     pending: list[Change] = []
     resume: tuple[Any, Any] = (None, None)
     _log.info(
@@ -334,15 +398,25 @@ async def _tail(ns: argparse.Namespace) -> int:
     )
     snapshot = ns.snapshot
     written = ns.ack_mode == "written"  # ACKed here, once the lines are out
+    saved = _read_checkpoint(ns.checkpoint)
+    if saved is not None:
+        start = saved
+    tables = _table_filter(ns)
     async with connect(
         **opts,
         start=start,
         blocking=not ns.non_blocking,
         semi_sync=ns.semi_sync,
         ack_mode="manual" if written else ns.ack_mode,
-        tables=_table_filter(ns),
+        tables=tables,
         snapshot=snapshot or False,
+        schema_history=ns.schema_history,
+        unproven=ns.unproven,
+        statements=ns.statements,
     ) as stream:
+        builder = ChangeBuilder(
+            statements=ns.statements, tables=tables, binlog_format=stream.binlog_format
+        )
         resume = (stream.position, stream.gtid_state)
         items: Any = stream.changes() if snapshot else stream
         with _output(ns.output) as out:
@@ -360,6 +434,8 @@ async def _tail(ns: argparse.Namespace) -> int:
                     out.flush()
                     pending.clear()
                     resume = boundary
+                    if ns.checkpoint is not None and stream.snapshot_state is None:
+                        _write_checkpoint(ns.checkpoint, stream.checkpoint)
                     if written:
                         await stream.ack()
             if snapshot and stream.snapshot_state is not None:
@@ -367,8 +443,29 @@ async def _tail(ns: argparse.Namespace) -> int:
                     "replica-client: stopped during the snapshot; run it again to snapshot anew\n"
                 )
                 return 0
-    sys.stderr.write(f"replica-client: stopped; resume with {_resume_args(resume, start)}\n")
+    if ns.checkpoint is not None:
+        how = f"--checkpoint {ns.checkpoint}"
+    else:
+        how = _resume_args(resume, start)
+    sys.stderr.write(f"replica-client: stopped; resume with {how}\n")
     return 0
+
+
+def _read_checkpoint(path: str | None) -> Checkpoint | None:
+    if path is None or not Path(path).exists():
+        return None
+    try:
+        return Checkpoint.from_json(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the checkpoint {path}: {exc}") from exc
+
+
+def _write_checkpoint(path: str, checkpoint: Checkpoint) -> None:
+    """Write ``checkpoint`` to ``path`` whole or not at all (a new file renamed over it)."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(checkpoint.to_json() + "\n", encoding="utf-8")
+    os.replace(tmp, target)
 
 
 async def _until(items: AsyncIterator[Any], stop: asyncio.Event) -> AsyncIterator[Any]:
@@ -413,7 +510,7 @@ def _resume_args(resume: tuple[Any, Any], start: Any) -> str:
 
 async def _position(ns: argparse.Namespace) -> int:
     from .aio import ReplicaConfig
-    from .control import current_position, open_control, server_info
+    from .aio.control import current_position, open_control, server_info
 
     config = ReplicaConfig.from_kwargs(**_connection(ns))
     _log.info("asking %s (user %s) for its binlog position", config.address, config.user)

@@ -38,6 +38,7 @@ from .binlog.legacy import OLD_HEADER_LEN
 from .config import DecoderOptions, TableFilter
 from .errors import ConfigError, MalformedEventError, ReplicaError, TruncatedBinlogError
 from .position import FilePos, PositionMaker
+from .schema.history import SchemaHistory, SchemaTracker, Unproven
 
 __all__ = ["BinlogFileReader", "binlog_files_in", "file_spans", "open_binlog"]
 
@@ -95,10 +96,19 @@ class BinlogFileReader:
             after it). An encrypted file (its events' sizes are encrypted
             too) or a pre-v4 one is one span: ``lo == 0`` reads it all, the
             others nothing.
+        schema_history: the tables' definitions at the start of the first file
+            (:class:`~replica_client.schema.SchemaHistory`): they complete TABLE_MAPs
+            written without full metadata and move with the DDL read (a span's
+            history must be the one at its start).
+        unproven: with a history, what a TABLE_MAP it cannot vouch for does:
+            ``"error"`` raises ``SchemaHistoryError``, ``"positional"`` passes it
+            as the binlog has it.
 
     Attributes:
         event_position: ``FilePos`` where the event last yielded starts.
         position: ``FilePos`` just after the event last yielded.
+        schema: the schema tracker (None without a history); ``schema.history``
+            is the history after the events read.
     """
 
     def __init__(
@@ -107,6 +117,8 @@ class BinlogFileReader:
         options: DecoderOptions,
         *,
         span: tuple[int, int] | None = None,
+        schema_history: SchemaHistory | None = None,
+        unproven: Unproven = "error",
     ) -> None:
         if not files:
             raise ConfigError("no binlog files given")
@@ -115,7 +127,10 @@ class BinlogFileReader:
         self.files = list(files)
         self._span = span
         self.options = options
-        self.decoder = EventDecoder(options)
+        self.schema = (
+            None if schema_history is None else SchemaTracker(schema_history, unproven=unproven)
+        )
+        self.decoder = EventDecoder(options, definitions=self.schema)
         # (file, start, end) of the event last yielded; FilePos objects are
         # built only when asked for, not once per event.
         self._where: tuple[str, int, int] | None = None
@@ -171,7 +186,7 @@ class BinlogFileReader:
             # (v4 FDE; v1/v3 START_EVENT_V3 or none), and with it the header
             # length. event_size is at bytes 9..12 in every version.
             decoder = self.decoder
-            decoder.begin_file()
+            decoder.begin_file(name)
             pos = len(BINLOG_MAGIC)
             decode = decoder.iter_decode
             released = 0
@@ -319,6 +334,8 @@ def open_binlog(
     verify_checksum: bool = True,
     tables: str | Iterable[str] | TableFilter | None = None,
     options: DecoderOptions | None = None,
+    schema_history: SchemaHistory | None = None,
+    unproven: Unproven = "error",
 ) -> BinlogFileReader:
     """Open binlog files for reading typed events.
 
@@ -330,6 +347,13 @@ def open_binlog(
         verify_checksum: verify every event's CRC32 (default on).
         tables: only decode rows of these tables (``"db.t,db2.*"``).
         options: full decoder options (overrides ``verify_checksum``/``tables``).
+        schema_history: the tables' definitions at the start of the first file, for
+            binlogs written without full row metadata: captured from the server
+            (``replica_client.control``), or built from ``CREATE TABLE`` texts
+            (:meth:`SchemaHistory.from_ddl`). Without one, TABLE_MAPs are as the
+            binlog has them (columns ``@1``, ``@2``, ... and integers read as
+            signed where it says neither names nor signedness).
+        unproven: see :class:`BinlogFileReader`.
 
     Raises:
         ConfigError: no such file, or no binlogs in the directory.
@@ -358,7 +382,7 @@ def open_binlog(
 
         keys = parse_key_file(Path(key_file).read_bytes(), key_file_password)
         options = _with_keys(options, keys)
-    return BinlogFileReader(files, options)
+    return BinlogFileReader(files, options, schema_history=schema_history, unproven=unproven)
 
 
 def _with_keys(options: DecoderOptions, keys: dict[int, bytes]) -> DecoderOptions:

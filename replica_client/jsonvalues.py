@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 #: Change.op -> the one-letter code of the envelope.
-OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
+#: Change.op -> the envelope's op ("s": a statement logged as SQL text that changed rows).
+OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r", "statement": "s"}
 
 
 def time_text(value: dt.timedelta) -> str:
@@ -104,9 +105,9 @@ def json_row(row: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def change_envelope(change: Change) -> dict[str, Any]:
-    """The Debezium-like envelope of one change."""
+    """The Debezium-like envelope of one change (a statement's SQL text is ``statement``)."""
     pos = change.position
-    return {
+    envelope = {
         "op": OP_CODES[change.op],
         "before": json_row(change.before),
         "after": json_row(change.after),
@@ -121,3 +122,6 @@ def change_envelope(change: Change) -> dict[str, Any]:
             "table": change.table,
         },
     }
+    if change.statement is not None:
+        envelope["statement"] = change.statement
+    return envelope

@@ -122,9 +122,10 @@ SESSION_SQL: Final = (
     "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 )
 NO_LOG_MESSAGE: Final = (
-    "the primary has binlog_row_metadata=NO_LOG: its binlog does not say "
-    "signedness or character sets, so streamed values could not equal the "
-    "snapshot's; set binlog_row_metadata=MINIMAL or FULL"
+    "the primary has binlog_row_metadata=NO_LOG and the stream keeps no schema "
+    "history (schema_history='off'): its binlog does not say signedness or "
+    "character sets, so streamed values could not equal the snapshot's; keep the "
+    "history (the default) or set binlog_row_metadata=MINIMAL or FULL"
 )
 
 

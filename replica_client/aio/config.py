@@ -12,10 +12,13 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..binlog.events import Event
+from ..changes import Statements
+from ..checkpoint import Checkpoint
 from ..config import DecoderOptions, TableFilter, format_address, parse_address
 from ..errors import ConfigError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import ProvidedColumns
+from ..schema.history import SchemaHistory, Unproven
 from ..snapshot import SnapshotMode, SnapshotState
 from ..tls import TLS_MODES, TlsMode, client_ssl_context
 from ..wire.framing import DEFAULT_MAX_PACKET_SIZE
@@ -25,6 +28,7 @@ __all__ = [
     "AckMode",
     "ReconnectPolicy",
     "ReplicaConfig",
+    "SchemaHistoryOption",
     "SchemaProvider",
     "Start",
     "TlsMode",
@@ -37,7 +41,9 @@ __all__ = [
 #: never by the decoder.
 SchemaProvider = Callable[[str, str], Awaitable[ProvidedColumns | None]]
 #: "earliest" (first binlog), "now" (the primary's current GTID state / end),
-#: a file position, a MariaDB GTID state, or a MySQL GTID set.
+#: a file position, a MariaDB GTID state, or a MySQL GTID set. ``connect()`` also
+#: takes a :class:`~replica_client.checkpoint.Checkpoint`: its GTID state (or
+#: position), and its schema history as ``schema_history``.
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
 #: "auto": ACK each flagged event when it is handed to the consumer;
 #: "manual": only when the consumer calls ``await stream.ack()``;
@@ -47,6 +53,11 @@ Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
 #: event): the primary's commits wait least, but an acknowledged
 #: transaction is only in this process's memory until the consumer gets to it.
 AckMode = Literal["auto", "manual", "receipt"]
+#: Where the table definitions the binlog lacks come from: "auto" (read from the
+#: primary at the start; the binlog between the start and that moment read for
+#: DDL where it matters), "scan" (that read always), "off" (none: TABLE_MAPs as
+#: the binlog has them), or a history (a checkpoint's, valid at ``start``).
+SchemaHistoryOption = Literal["auto", "scan", "off"] | SchemaHistory
 
 _PACKET_OVERHEAD = 64  # status byte + semi-sync header, with room to spare
 
@@ -123,6 +134,17 @@ class ReplicaConfig:
             runs; a saved ``stream.snapshot_state`` resumes one. ``start`` is ignored.
         snapshot_tables: ``"schema.table"`` names to read (default: the tables the
             ``tables`` filter selects, system schemas excluded).
+        schema_history: the tables' definitions where the binlog lacks them (see
+            :data:`SchemaHistoryOption`): names, signedness, charsets, ENUM/SET
+            labels and SQL types on primaries whose ``binlog_row_metadata`` is not
+            FULL, followed through every DDL; checked against every TABLE_MAP.
+        unproven: a TABLE_MAP the history cannot vouch for raises
+            ``SchemaHistoryError`` (``"error"``) or is delivered as the binlog has it,
+            keyed ``@1``, ``@2``, ... (``"positional"``).
+        statements: ``changes()`` and a statement that changed rows logged as SQL
+            text (``binlog_format`` MIXED/STATEMENT): ``"error"`` raises
+            ``StatementLoggedError``, ``"deliver"`` yields a change with
+            ``op="statement"``.
     """
 
     user: str
@@ -158,8 +180,18 @@ class ReplicaConfig:
     snapshot: bool | SnapshotMode | SnapshotState = False
     snapshot_tables: tuple[str, ...] | None = None
     snapshot_chunk_rows: int = 10_000
+    schema_history: SchemaHistoryOption = field(default="auto", compare=False)
+    unproven: Unproven = "error"
+    statements: Statements = "error"
 
     def __post_init__(self) -> None:
+        start: object = self.start
+        if isinstance(start, Checkpoint):
+            # a checkpoint: its GTID state (or position), and the history valid there
+            checkpoint = start
+            object.__setattr__(self, "start", checkpoint.start)
+            if checkpoint.schema_history is not None and self.schema_history in ("auto", "scan"):
+                object.__setattr__(self, "schema_history", checkpoint.schema_history)
         if isinstance(self.hosts, str):
             object.__setattr__(self, "hosts", tuple(h for h in self.hosts.split(",") if h))
         elif not isinstance(self.hosts, tuple):
@@ -185,8 +217,8 @@ class ReplicaConfig:
             raise ConfigError("connect_timeout must be positive")
         if isinstance(self.start, str) and self.start not in ("earliest", "now"):
             raise ConfigError(
-                f"start must be 'earliest', 'now', a FilePos, a Gtid or a MysqlGtidSet, "
-                f"not {self.start!r}"
+                f"start must be 'earliest', 'now', a FilePos, a Gtid, a MysqlGtidSet or a "
+                f"Checkpoint, not {self.start!r}"
             )
         if self.event_types is not None and not all(
             isinstance(t, type) and issubclass(t, Event) for t in self.event_types
@@ -206,6 +238,19 @@ class ReplicaConfig:
             )
         if self.snapshot_chunk_rows < 1:
             raise ConfigError("snapshot_chunk_rows must be at least 1")
+        if not isinstance(self.schema_history, SchemaHistory) and self.schema_history not in (
+            "auto",
+            "scan",
+            "off",
+        ):
+            raise ConfigError(
+                "schema_history must be 'auto', 'scan', 'off' or a SchemaHistory, "
+                f"not {self.schema_history!r}"
+            )
+        if self.unproven not in ("error", "positional"):
+            raise ConfigError(f"unproven must be 'error' or 'positional', not {self.unproven!r}")
+        if self.statements not in ("error", "deliver"):
+            raise ConfigError(f"statements must be 'error' or 'deliver', not {self.statements!r}")
         self.registration_settings()  # validates server_id, heartbeat, semi_sync, uuid
 
     @classmethod

@@ -119,7 +119,10 @@ class SnapshotReader:
         version = (await self._rows("SELECT VERSION()"))[0][0]
         self._mariadb = b"mariadb" in version.lower()
         metadata = await self._variable("binlog_row_metadata")
-        if self._mariadb and metadata in ("", "NO_LOG"):
+        # With a schema history the stream's TABLE_MAPs are completed from it (ENUM/SET
+        # as labels whatever the metadata); without one, NO_LOG gives no charsets.
+        history = cfg.schema_history != "off"
+        if self._mariadb and metadata in ("", "NO_LOG") and not history:
             raise SnapshotError(NO_LOG_MESSAGE)
         for sql in SESSION_SQL:
             await self._execute(sql)
@@ -130,7 +133,7 @@ class SnapshotReader:
             await self._table_names()  # each must still exist
         else:
             names = await self._table_names()
-        labels = metadata == "FULL"
+        labels = metadata == "FULL" or history
         for name in names:
             self._plans[name] = await self._plan(name, labels)
         if self._mode == "chunked":

@@ -36,8 +36,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..binlog.constants import HEARTBEAT_TYPES
-from ..binlog.events import Event, RowsEvent, TableMapEvent
-from ..changes import Change, ChangeBuilder
+from ..binlog.events import Event, QueryEvent, RowsEvent, TableMapEvent
+from ..changes import Change, ChangeBuilder, changes_rows
+from ..checkpoint import Checkpoint
 from ..errors import (
     BinlogPositionError,
     ConnectionLostError,
@@ -50,6 +51,7 @@ from ..errors import (
 )
 from ..position import FilePos, Gtid, MysqlGtidSet, PositionMaker
 from ..schema import apply_schema, needs_schema, retype_rows
+from ..schema.history import SchemaHistory, SchemaTracker
 from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
 from ..snapshot import ReadPoint, SnapshotState
 from ..wire.registration import Flavor
@@ -113,8 +115,14 @@ class BinlogStream:
         self._session: ReplicaSession | None = None
         # Where the stream resumes: the last checkpoint passed, else the start.
         start = config.start
+        history = config.schema_history
         #: What the consumer was handed: the resume point.
-        self._delivery = Delivery(None if isinstance(start, str) else start)
+        self._delivery = Delivery(
+            None if isinstance(start, str) else start,
+            schema=history if isinstance(history, SchemaHistory) else None,
+        )
+        #: The primary's global binlog_format, when it was read (for error messages).
+        self._binlog_format: str | None = None
         self._unacked: list[StreamItem] = []
         # ack_mode="auto" with semi-sync: a transaction's end is ACKed as soon as it
         # has arrived and everything before it was handed to the consumer ("manual":
@@ -164,6 +172,29 @@ class BinlogStream:
         return self._delivery.gtid_state
 
     @property
+    def binlog_format(self) -> str | None:
+        """The primary's global ``binlog_format`` (ROW, MIXED, STATEMENT) as read when the
+        stream opened (None when it read nothing from the primary: ``schema_history``
+        "off" or given)."""
+        return self._binlog_format
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        """Where the stream stands after the last transaction fully delivered: position,
+        GTID state and schema history in one value (``to_json()``); ``connect(start=cp)``
+        continues from it, decoding names and types as they were there."""
+        return Checkpoint(self.position, self.gtid_state, self.schema_history)
+
+    @property
+    def schema_history(self) -> SchemaHistory | None:
+        """The table definitions after the last transaction fully delivered: store it
+        with ``gtid_state`` / ``position`` (``to_json()``) and pass it back as
+        ``schema_history=`` with that start, so a restarted stream reads names and
+        types as they were there. None when the stream keeps none."""
+        schema = self._delivery.schema
+        return schema if isinstance(schema, SchemaHistory) else None
+
+    @property
     def flavor(self) -> Flavor | None:
         return self._session.flavor if self._session is not None else None
 
@@ -202,12 +233,45 @@ class BinlogStream:
         if self._protocol is None:
             if self._config.snapshot_mode is not None and self._snapshot is None:
                 await self._begin_snapshot()
+            await self._prepare_schema()
             await self._open(resume=False)
         return self
 
+    async def _prepare_schema(self) -> None:
+        """The table definitions at the start (``schema_history="auto"``/``"scan"``),
+        read from the primary over an ordinary connection; a start at "now" becomes
+        the exact point they were read at."""
+        from ..control.queries import prepare_history
+        from .control import ask
+
+        config = self._config
+        option = config.schema_history
+        if not isinstance(option, str) or option == "off" or self._delivery.schema is not None:
+            return
+        start = config.start
+        prepared = await ask(
+            self._target,
+            prepare_history(
+                config.decoder.tables or None,
+                start,
+                scan="always" if option == "scan" else "auto",
+            ),
+        )
+        self._binlog_format = prepared.facts.binlog_format or None
+        if start == "now":
+            point = prepared.point
+            exact: FilePos | Gtid | MysqlGtidSet | None = point.gtid or point.position
+            if exact is not None:
+                start = exact
+                self._config = dataclasses.replace(config, start=start)
+                self._target = dataclasses.replace(self._target, start=start)
+        self._delivery = Delivery(
+            None if isinstance(start, str) else start, schema=prepared.history
+        )
+
     async def _begin_snapshot(self) -> None:
         """Take the snapshot's first read point: the stream starts there."""
-        from ..control import InformationSchemaProvider
+        from .control import InformationSchemaProvider
         from .snapshot import SnapshotReader
 
         config = self._config
@@ -222,7 +286,7 @@ class BinlogStream:
             raise
         start: FilePos | Gtid | MysqlGtidSet = point.gtid if point.gtid else point.position
         changes: dict[str, Any] = {"start": start}
-        if config.schema_provider is None:
+        if config.schema_provider is None and config.schema_history == "off":
             # Names and types as the snapshot reads them (the binlog may lack them).
             changes["schema_provider"] = InformationSchemaProvider(config)
         self._config = dataclasses.replace(config, **changes)
@@ -288,7 +352,7 @@ class BinlogStream:
             SnapshotError: the table is not in the ``tables`` filter, does not
                 exist, or has no primary key in Python's order.
         """
-        from ..control import InformationSchemaProvider
+        from .control import InformationSchemaProvider
         from .snapshot import SnapshotReader
 
         if self._snapshot is not None:
@@ -304,7 +368,7 @@ class BinlogStream:
         except BaseException:
             await reader.aclose()
             raise
-        if config.schema_provider is None:
+        if config.schema_provider is None and self.schema_history is None:
             # Names and types as the snapshot reads them (the binlog may lack them).
             self._config = dataclasses.replace(
                 config, schema_provider=InformationSchemaProvider(config)
@@ -419,6 +483,13 @@ class BinlogStream:
         where = self._position(item.file, item.start) if item.file else None
         return builder.rows(event, where, self._delivery.gtid)
 
+    def _statement(self, item: StreamItem, event: QueryEvent) -> list[Change]:
+        """What a passed QueryEvent gives a ``changes()`` consumer (see ChangeBuilder)."""
+        builder = self._changes
+        assert builder is not None
+        where = self._position(item.file, item.start) if item.file else None
+        return builder.statement(event, where, self._delivery.gtid)
+
     def _handed_over(self) -> None:
         """The consumer now holds everything taken so far: ACK an end that follows."""
         self._caught_up = True
@@ -446,8 +517,13 @@ class BinlogStream:
                 self._acked = item
                 session.ack(item)
                 protocol.flush()
-            if item.for_consumer and (not changes or isinstance(item.event, RowsEvent)):
-                return  # the consumer is to be handed it
+            event = item.event
+            if item.for_consumer and (
+                not changes
+                or isinstance(event, RowsEvent)
+                or (type(event) is QueryEvent and changes_rows(event))
+            ):
+                return  # the consumer is to be handed it (or its error)
             protocol.take()
             self._pass(item)  # (the delivery follows the transactions of changes())
 
@@ -489,6 +565,12 @@ class BinlogStream:
         else:
             point = ResumePoint(None if cfg.start == "earliest" else cfg.start, Gtid(""))
         settings = cfg.registration_settings(point.start)
+        schema = self._delivery.schema if not resume else point.schema
+        definitions = (
+            SchemaTracker(schema, unproven=cfg.unproven)
+            if isinstance(schema, SchemaHistory)
+            else None
+        )
         session = ReplicaSession(
             settings,
             decoder_options=cfg.decoder,
@@ -497,6 +579,7 @@ class BinlogStream:
             resume_skip=point.skip,
             resume_gtid=point.group,
             ack_on_receipt=cfg.ack_mode == "receipt",
+            definitions=definitions,
         )
         ctx = cfg.ssl_context()
         protocol = ReplicaProtocol(
@@ -583,7 +666,7 @@ class BinlogStream:
                 delivered (it never takes over).
             FailoverError: no host could take over.
         """
-        from ..control import open_control, primary_state
+        from .control import open_control, primary_state
 
         lost = self._target.address
         addresses = self._config.addresses
@@ -640,7 +723,12 @@ class ChangeStream:
 
     def __init__(self, stream: BinlogStream) -> None:
         self._stream = stream
-        self._builder = ChangeBuilder()
+        config = stream.config
+        self._builder = ChangeBuilder(
+            statements=config.statements,
+            tables=config.decoder.tables,
+            binlog_format=stream.binlog_format,
+        )
         self._pending: deque[Change] = deque()
         stream._changes = self._builder
 
@@ -682,6 +770,11 @@ class ChangeStream:
                         if changes:
                             pending.extend(changes)
                             break
+                    elif type(event) is QueryEvent:
+                        changes = stream._statement(item, event)
+                        if changes:
+                            pending.extend(changes)
+                            break
                 if pending:
                     break
             item = await stream._next_passed()
@@ -689,6 +782,8 @@ class ChangeStream:
             assert event is not None
             if isinstance(event, RowsEvent):
                 pending.extend(stream._row_changes(item, event))
+            elif type(event) is QueryEvent:
+                pending.extend(stream._statement(item, event))
             stream._caught_up = False
         change = pending.popleft()
         if not pending and stream._settling:

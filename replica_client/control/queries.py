@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import ssl
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
@@ -109,6 +110,13 @@ def client_error(exc: BaseException, address: str) -> ReplicaError:
     args: tuple[Any, ...] = tuple(exc.args)
     if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
         return server_error(args[0], "HY000", str(args[1]))
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return ConnectionLostError(
+                f"TLS handshake with the primary at {address} failed: {cause}"
+            )
+        cause = cause.__cause__ or cause.__context__
     return ConnectionLostError(f"cannot connect to the primary at {address} (SQL): {exc}")
 
 
@@ -168,6 +176,7 @@ _FACT_VARIABLES: Final = (
     "rpl_semi_sync_master_enabled",
     "rpl_semi_sync_source_enabled",
     "collation_server",
+    "explicit_defaults_for_timestamp",
 )
 
 
@@ -532,6 +541,7 @@ def prepare_history(
 
 
 def _history(facts: ServerFacts, read: Definitions) -> SchemaHistory:
+    explicit = facts.variables.get("explicit_defaults_for_timestamp", "").upper()
     return SchemaHistory.from_definitions(
         read.tables,
         mariadb=facts.mariadb,
@@ -539,4 +549,8 @@ def _history(facts: ServerFacts, read: Definitions) -> SchemaHistory:
         databases=read.databases,
         schemas=read.databases,
         origin=f"information_schema of {facts.version}",
+    ).replace(
+        explicit_defaults_for_timestamp={"ON": True, "1": True, "OFF": False, "0": False}.get(
+            explicit
+        )
     )

@@ -126,6 +126,8 @@ class SchemaHistory:
         captured: the definitions ``pending`` installs.
         changed: the tables whose definition the binlog gave since the history's
             start (DDL, TABLE_MAPs): a checkpoint keeps them whatever its filter.
+        explicit_defaults_for_timestamp: the primary's global setting (how a
+            TIMESTAMP column without NULL/NOT NULL is created), None: unknown.
         unverified: tables whose definition was read after the stream's start
             without reading the binlog in between for DDL: it completes no TABLE_MAP
             until the binlog proves it (a DDL, a TABLE_MAP with full metadata).
@@ -141,6 +143,7 @@ class SchemaHistory:
     captured: Mapping[TableKey, TableDef] = field(default_factory=dict)
     changed: frozenset[TableKey] = frozenset()
     unverified: frozenset[TableKey] = frozenset()
+    explicit_defaults_for_timestamp: bool | None = None
     origin: str = ""
 
     def __post_init__(self) -> None:
@@ -239,6 +242,8 @@ class SchemaHistory:
         unverified = self.unverified - self.changed
         if unverified:
             out["unverified"] = [list(k) for k in sorted(unverified)]
+        if self.explicit_defaults_for_timestamp is not None:
+            out["explicit_defaults_for_timestamp"] = self.explicit_defaults_for_timestamp
         if self.origin:
             out["origin"] = self.origin
         return out
@@ -279,6 +284,7 @@ class SchemaHistory:
                 captured=captured,
                 changed=frozenset((str(s), str(t)) for s, t in data.get("changed", ())),
                 unverified=frozenset((str(s), str(t)) for s, t in data.get("unverified", ())),
+                explicit_defaults_for_timestamp=data.get("explicit_defaults_for_timestamp"),
                 origin=str(data.get("origin", "")),
             )
         except (KeyError, TypeError, IndexError) as exc:
@@ -558,6 +564,7 @@ def apply_ddl(
         state = tables.get((schema, table))
         return state if isinstance(state, TableDef) else None
 
+    explicit = event.explicit_defaults_for_timestamp
     ctx = DdlContext(
         default_schema=event.schema,
         mariadb=history.mariadb,
@@ -565,6 +572,11 @@ def apply_ddl(
         server_collation=server_collation,
         lookup=lookup,
         database_collation=databases.get,
+        sql_mode=event.sql_mode,
+        explicit_defaults_for_timestamp=(
+            bool(explicit) if explicit is not None else history.explicit_defaults_for_timestamp
+        ),
+        exists=lambda schema, table: True if (schema, table) in tables else None,
     )
     try:
         effect = interpret(event.query, ctx)

@@ -66,6 +66,9 @@ def _cfg(server: FakeServer, **kw: object) -> rca.ReplicaConfig:
         "blocking": False,
         "heartbeat_period": 0,
         "connect_timeout": 5,
+        # the fake primary speaks the replication protocol only, not SQL: no
+        # definitions are read from it
+        "schema_history": "off",
     }
     options.update(kw)
     return rca.ReplicaConfig.from_kwargs(**options)

@@ -46,6 +46,10 @@ def _planner(
 
     def plan(index: int) -> ConnectionPlan:
         proxy = proxy_ref[0]
+        if index == 0:
+            # connect() first reads the tables' definitions over an SQL connection:
+            # like its first replication connection, it is not retried when lost
+            return ConnectionPlan()
         one_byte = 3000 if index % 5 == 1 else 0
         split = index % 2 == 0
         delay = 0.002 if index % 7 == 3 else 0.0
