@@ -38,7 +38,7 @@ from .binlog.legacy import OLD_HEADER_LEN
 from .config import DecoderOptions, TableFilter
 from .errors import ConfigError, MalformedEventError, ReplicaError, TruncatedBinlogError
 from .position import FilePos, PositionMaker
-from .schema.history import SchemaHistory, SchemaTracker, Unproven
+from .schema import SchemaHistory, SchemaTracker, Unproven
 
 __all__ = ["BinlogFileReader", "binlog_files_in", "file_spans", "open_binlog"]
 

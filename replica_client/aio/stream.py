@@ -50,8 +50,7 @@ from ..errors import (
     StateError,
 )
 from ..position import FilePos, Gtid, MysqlGtidSet, PositionMaker
-from ..schema import apply_schema, needs_schema, retype_rows
-from ..schema.history import SchemaHistory, SchemaTracker
+from ..schema import SchemaHistory, SchemaTracker, apply_schema, needs_schema, retype_rows
 from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
 from ..snapshot import ReadPoint, SnapshotState
 from ..wire.registration import Flavor

@@ -30,16 +30,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from ..binlog.charsets import charset_info, collation_id
+from ..binlog.charsets import charset_for_collation, charset_info, collation_id, collation_name
 from ..binlog.columns import may_be_typed_binary
 from ..binlog.constants import BINARY_COLLATION, ColumnType
-from ..binlog.events import ColumnInfo
+from ..binlog.events import ColumnInfo, TableMapEvent
 from ..binlog.table_map import real_string_type
-from .model import BLOB_TYPES, GEOMETRY_TYPES, NUMERIC_TYPES, TEXT_TYPES, ColumnDef
+from .model import BLOB_TYPES, GEOMETRY_TYPES, NUMERIC_TYPES, TEXT_TYPES, ColumnDef, TableDef
 
-__all__ = ["Shape", "column_info", "expected_shapes", "shape_matches"]
+__all__ = ["Shape", "column_info", "expected_shapes", "shape_matches", "table_def_from_map"]
 
 T = ColumnType
 
@@ -210,3 +210,151 @@ def column_info(
     if not changes:
         return info
     return dataclasses.replace(info, **changes)  # type: ignore[arg-type]
+
+
+# -- a definition from a TABLE_MAP with full metadata ---------------------------------------------
+
+_INT_NAMES: Final[dict[int, str]] = {
+    T.TINY: "tinyint",
+    T.SHORT: "smallint",
+    T.INT24: "mediumint",
+    T.LONG: "int",
+    T.LONGLONG: "bigint",
+}
+_PLAIN_NAMES: Final[dict[int, str]] = {
+    T.FLOAT: "float",
+    T.DOUBLE: "double",
+    T.YEAR: "year",
+    T.DATE: "date",
+}
+_TEMPORAL_NAMES: Final[dict[int, str]] = {
+    T.TIME2: "time",
+    T.DATETIME2: "datetime",
+    T.TIMESTAMP2: "timestamp",
+    T.TIME: "time",
+    T.DATETIME: "datetime",
+    T.TIMESTAMP: "timestamp",
+}
+_BLOB_KIND: Final = {1: "tiny", 2: "", 3: "medium", 4: "long"}
+_GEOMETRY_NAMES: Final = (
+    "geometry",
+    "point",
+    "linestring",
+    "polygon",
+    "multipoint",
+    "multilinestring",
+    "multipolygon",
+    "geometrycollection",
+)
+
+
+def table_def_from_map(
+    tm: TableMapEvent,
+    mariadb: bool,
+    version: tuple[int, int],
+    previous: TableDef | None = None,
+) -> TableDef | None:
+    """The definition a TABLE_MAP with full metadata states (None when a column's type
+    cannot be named from it). Where ``previous`` had a column of the same name and
+    shape, its SQL data type is kept (UUID, INET6, ... look like BINARY(n) in the
+    binlog)."""
+    columns: list[ColumnDef] = []
+    for c in tm.columns:
+        col = _column_from_info(c, mariadb, version)
+        if col is None:
+            return None
+        if previous is not None:
+            i = previous.find(col.name)
+            if i is not None:
+                old = previous.columns[i]
+                shapes = expected_shapes(old, mariadb, version)
+                if shapes is not None and shape_matches(c, shapes):
+                    col = dataclasses.replace(col, data_type=old.data_type, length=old.length)
+        columns.append(col)
+    names = [c.name for c in columns]
+    charset = collation = None
+    if previous is not None:
+        charset, collation = previous.charset, previous.collation
+    try:
+        return TableDef(
+            tm.schema,
+            tm.table,
+            tuple(columns),
+            tuple(names[i] for i in tm.primary_key),
+            charset,
+            collation,
+        )
+    except ValueError:
+        return None
+
+
+def _column_from_info(c: ColumnInfo, mariadb: bool, version: tuple[int, int]) -> ColumnDef | None:
+    assert c.name is not None
+    name, t, meta = c.name, c.type, c.meta
+    base: dict[str, Any] = {"name": name, "nullable": c.nullable, "invisible": not c.visible}
+    if t in _INT_NAMES:
+        return ColumnDef(data_type=_INT_NAMES[t], unsigned=bool(c.unsigned), **base)
+    if t in _PLAIN_NAMES:  # YEAR's SIGNEDNESS bit is always set: it has no UNSIGNED attribute
+        unsigned = bool(c.unsigned) and t in (T.FLOAT, T.DOUBLE)
+        return ColumnDef(data_type=_PLAIN_NAMES[t], unsigned=unsigned, **base)
+    if t == T.NEWDECIMAL:
+        return ColumnDef(
+            data_type="decimal",
+            precision=meta >> 8,
+            scale=meta & 0xFF,
+            unsigned=bool(c.unsigned),
+            **base,
+        )
+    if t == T.BIT:
+        return ColumnDef(data_type="bit", length=(meta & 0xFF) * 8 + (meta >> 8), **base)
+    if t in _TEMPORAL_NAMES:
+        return ColumnDef(data_type=_TEMPORAL_NAMES[t], fsp=meta if t in (17, 18, 19) else 0, **base)
+    charset = charset_for_collation(c.collation)
+    collation = None if c.collation is None else collation_name(c.collation, mariadb)
+    binary = c.collation == BINARY_COLLATION
+    text: dict[str, Any] = {} if binary else {"charset": charset, "collation": collation}
+    if t == T.STRING:
+        real, length = real_string_type(meta)
+        if real == T.ENUM:
+            return ColumnDef(data_type="enum", labels=c.enum_values or (), **text, **base)
+        if real == T.SET:
+            return ColumnDef(data_type="set", labels=c.set_values or (), **text, **base)
+        per_char = _per_char(charset, mariadb, version)
+        if binary:
+            return ColumnDef(data_type="binary", length=length, **base)
+        if per_char is None or length % per_char:
+            return None
+        return ColumnDef(data_type="char", length=length // per_char, **text, **base)
+    if t in (T.VARCHAR, T.VAR_STRING, T.VARCHAR_COMPRESSED):
+        compressed = t == T.VARCHAR_COMPRESSED
+        length = meta - 1 if compressed else meta
+        if binary:
+            return ColumnDef(data_type="varbinary", length=length, compressed=compressed, **base)
+        per_char = _per_char(charset, mariadb, version)
+        if per_char is None or length % per_char:
+            return None
+        kind = "varchar"
+        return ColumnDef(
+            data_type=kind, length=length // per_char, compressed=compressed, **text, **base
+        )
+    if t in (T.BLOB, T.BLOB_COMPRESSED) and meta in _BLOB_KIND:
+        kind = _BLOB_KIND[meta] + ("blob" if binary else "text")
+        return ColumnDef(data_type=kind, compressed=t == T.BLOB_COMPRESSED, **text, **base)
+    if t == T.JSON:
+        return ColumnDef(data_type="json", **base)
+    if t == T.GEOMETRY:
+        g = c.geometry_type or 0
+        kind = _GEOMETRY_NAMES[g] if 0 <= g < len(_GEOMETRY_NAMES) else "geometry"
+        if not mariadb and kind == "geometrycollection":
+            kind = "geomcollection"
+        return ColumnDef(data_type=kind, **base)
+    if t == T.VECTOR:
+        return ColumnDef(data_type="vector", length=c.dimensions, **base)
+    return None
+
+
+def _per_char(charset: str | None, mariadb: bool, version: tuple[int, int]) -> int | None:
+    if charset is None:
+        return None
+    info = charset_info(charset, mariadb, version)
+    return info[0] if info is not None else None

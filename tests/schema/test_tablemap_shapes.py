@@ -23,9 +23,9 @@ import replica_client as rc
 from replica_client.aio.control import ask
 from replica_client.binlog.events import TableMapEvent
 from replica_client.control.queries import server_facts, table_definitions
-from replica_client.schema.history import _disagreement, table_def_from_map
 from replica_client.schema.model import ColumnDef
-from replica_client.schema.sqltypes import expected_shapes, shape_matches
+from replica_client.schema.sqltypes import expected_shapes, shape_matches, table_def_from_map
+from replica_client.schema.tracker import _disagreement
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from tests import oracle
