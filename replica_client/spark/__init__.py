@@ -70,6 +70,22 @@ typed                  ``true``: ``before``/``after`` as structs of the one tabl
 invalidValues          typed=true: a value Spark cannot hold (a zero date, text
                        invalid in its charset, ...) fails the query (``error``,
                        default) or is read as NULL (``null``)
+schemaHistory          where the column names, signedness, charsets, ENUM/SET
+                       labels and SQL types the binlog lacks come from
+                       (``binlog_row_metadata`` NO_LOG or MINIMAL, the servers'
+                       defaults). Stream: ``auto`` (default; read from the
+                       primary's information_schema when a new query starts,
+                       the binlog between the start and that moment read for
+                       DDL where it matters), ``scan`` (that read always),
+                       ``off`` (TABLE_MAPs as the binlog has them: columns
+                       ``@1``, ``@2``, ... without FULL metadata), or the path of
+                       a JSON file: a checkpoint's (``Checkpoint.to_json``) or a
+                       schema history's (``SchemaHistory.to_json``), valid at
+                       ``startingPosition``. Batch: such a file, valid at the
+                       start of the first file (without one, as ``off``)
+unproven               with a schema history, a TABLE_MAP it cannot vouch for
+                       fails the query with SchemaHistoryError (``error``,
+                       default) or is read as the binlog has it (``positional``)
 =====================  =========================================================
 
 Batches are cut only at transaction boundaries, so a transaction is never
@@ -91,17 +107,40 @@ With ``typed=true`` (:mod:`replica_client.spark.typed`) ``before`` and
 int, BIGINT UNSIGNED -> decimal(20,0), DECIMAL(p,s) -> decimal(p,s), DATETIME
 -> timestamp_ntz, TIMESTAMP -> timestamp, TIME -> interval day to second,
 text/ENUM/SET/JSON -> string, binary/BLOB/GEOMETRY -> binary, ...). The schema
-comes from the primary's ``information_schema.COLUMNS`` (stream) or the
-table's first TABLE_MAP in the files (batch; needs
-``binlog_row_metadata=FULL``). A value Spark cannot hold raises
+is the table's definition in the schema history valid where the query starts
+(stream), or the table's first TABLE_MAP in the files completed by the history
+given (batch); with ``schemaHistory=off`` the primary's
+``information_schema.COLUMNS`` or the files' first TABLE_MAP, both needing
+``binlog_row_metadata=FULL``. A value Spark cannot hold raises
 :class:`~replica_client.errors.UnrepresentableValueError`, an ALTER TABLE that
 changes the struct while the query runs
 :class:`~replica_client.errors.SchemaChangedError`.
 
-Offsets are JSON: ``{"file": ..., "pos": ..., "gtid": ...}`` (the position
-after a transaction and the GTID state there). A restarted query re-reads the
-range of its last planned batch from the primary, so the result is the same;
-when the primary has purged that range the query fails with
+Schema history (:mod:`replica_client.spark.history`): the executors decode
+TABLE_MAP and rows events only, so the driver follows the DDL. A stream's
+driver reads the definitions at the query's start (``latest``: the exact
+point they were read at), its dump completes every TABLE_MAP (one the history
+cannot prove fails the query there, with
+:class:`~replica_client.errors.SchemaHistoryError`), every offset holds the
+history valid at it, and each partition the histories of its transactions.
+A restarted query decodes with its checkpoint's history, never the primary's
+current definitions. The history kept is that of the tables ``tables``
+selects (and of those the binlog changed): without ``tables`` every table's
+definition is in every offset. A batch's driver reads the files' events in
+order (rows undecoded) and gives each task the history at the start of its
+span.
+
+Rows changed by a statement the primary logged as SQL text (``binlog_format``
+MIXED, MariaDB's default, or STATEMENT) have no row images in the binlog: such
+a statement writing a selected table fails the query with
+:class:`~replica_client.errors.StatementLoggedError` (stream: in the driver;
+batch: in the task reading it), never skipped. Set ``binlog_format=ROW``.
+
+Offsets are JSON: ``{"file": ..., "pos": ..., "gtid": ..., "schema": ...}``
+(the position after a transaction, the GTID state there, and the schema
+history there). A restarted query re-reads the range of its last planned
+batch from the primary, so the result is the same; when the primary has
+purged that range the query fails with
 :class:`~replica_client.errors.BinlogPositionError` instead of skipping data.
 
 Known pitfalls (Spark 4.2 / 4.3), and what this source does about them:

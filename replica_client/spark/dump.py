@@ -14,6 +14,18 @@ FORMAT_DESCRIPTION_EVENT they need, the GTID, and the checkpoint after it.
 
 Row counts (for ``maxRowsPerTrigger``) need the rows decoded; that happens here
 only when asked (``count_rows=True``).
+
+With a schema history (``definitions``, a
+:class:`~replica_client.schema.history.SchemaTracker`) the session's decoder
+completes every kept TABLE_MAP from it, so a TABLE_MAP it cannot prove raises
+:class:`~replica_client.errors.SchemaHistoryError` here, in the driver, and
+follows every DDL; each :class:`Txn` carries the history valid after it
+(``checkpoint.schema``), which is also the one its TABLE_MAPs were completed
+with (a DDL ends the transaction before it). The executors only see TABLE_MAP
+and rows events: every QueryEvent is checked here
+(:meth:`~replica_client.changes.ChangeBuilder.statement`), and one that changed
+rows of a selected table as SQL text raises
+:class:`~replica_client.errors.StatementLoggedError`.
 """
 
 from __future__ import annotations
@@ -26,14 +38,17 @@ from ..binlog.events import (
     FormatDescriptionEvent,
     GtidEvent,
     MysqlGtidEvent,
+    QueryEvent,
     RawRowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
 from ..blocking import BlockingReplica
+from ..changes import ChangeBuilder
 from ..config import DecoderOptions
 from ..position import FilePos, Gtid, MysqlGtidSet
+from ..schema import SchemaTracker
 from ..session import ReplicaSession
 from ..tls import client_ssl_context
 from ..wire.registration import RegistrationSettings
@@ -66,6 +81,9 @@ class Txn:
         real: False for boundaries made only of artificial events (the fake
             ROTATE and re-sent FDE of a dump): their position is not a place
             the binlog can be re-read from.
+        schema: the schema history valid after the transaction (a
+            :class:`~replica_client.schema.history.SchemaHistory`; its TABLE_MAPs
+            were completed with it), None without one.
     """
 
     fde: bytes
@@ -77,6 +95,7 @@ class Txn:
     nbytes: int
     rows: int
     real: bool
+    schema: object = None
 
 
 class BinlogDump:
@@ -88,6 +107,10 @@ class BinlogDump:
             started with a GTID).
         gtid_state: the GTID state at ``start`` (from the offset).
         count_rows: decode rows events to fill :attr:`Txn.rows`.
+        definitions: the schema tracker holding the history valid at ``start``
+            (None: TABLE_MAPs as the binlog has them).
+        binlog_format: the primary's global ``binlog_format``, for the message of
+            :class:`~replica_client.errors.StatementLoggedError`.
     """
 
     def __init__(
@@ -97,6 +120,8 @@ class BinlogDump:
         gtid_state: Gtid | MysqlGtidSet,
         *,
         count_rows: bool = False,
+        definitions: SchemaTracker | None = None,
+        binlog_format: str | None = None,
     ) -> None:
         opts.require_connection()
         assert opts.server_id is not None
@@ -115,7 +140,15 @@ class BinlogDump:
             verify_checksum=opts.verify_checksum, tables=opts.tables, decode_rows=count_rows
         )
         session = ReplicaSession(
-            settings, decoder_options=decoder, gtid_state=gtid_state, keep_raw=True
+            settings,
+            decoder_options=decoder,
+            gtid_state=gtid_state,
+            keep_raw=True,
+            definitions=definitions,
+        )
+        # The one rule for statements logged as SQL text (raises StatementLoggedError).
+        self._statements = ChangeBuilder(
+            statements="error", tables=opts.tables, binlog_format=binlog_format
         )
         self._replica = BlockingReplica(
             session,
@@ -147,6 +180,7 @@ class BinlogDump:
         gtid: str | None = None
         nbytes = rows = 0
         real = False
+        statement = self._statements.statement
         for item in self._replica.items():
             event = item.event
             if item.countable:
@@ -162,10 +196,15 @@ class BinlogDump:
                 gtid = event.gtid
             elif isinstance(event, FormatDescriptionEvent):
                 fde = item.raw
+            elif type(event) is QueryEvent:
+                statement(event, FilePos(item.file, item.start) if item.file else None, gtid)
             cp = item.checkpoint
             if cp is not None:
                 state = cp.gtid_state
-                yield Txn(fde, item.file, events, gtid, cp.position, str(state), nbytes, rows, real)
+                yield Txn(
+                    fde, item.file, events, gtid, cp.position, str(state), nbytes, rows, real,
+                    cp.schema,
+                )  # fmt: skip
                 events = []
                 gtid = None
                 nbytes = rows = 0

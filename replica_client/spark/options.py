@@ -59,11 +59,20 @@ _KNOWN: Final = frozenset(
         "snapshotchunkrows",
         "typed",
         "invalidvalues",
+        "schemahistory",
+        "unproven",
     }
 )
 
 #: invalidValues: what typed mode does with a value Spark cannot hold.
 InvalidValues = Literal["error", "null"]
+#: schemaHistory: where the table definitions the binlog lacks come from (a stream):
+#: read from the primary at the query's start ("auto": the binlog between the start
+#: and that moment read for DDL where it matters; "scan": always), or none ("off").
+SchemaHistoryMode = Literal["auto", "scan", "off"]
+#: unproven: a TABLE_MAP the schema history cannot vouch for fails the query
+#: ("error") or is read as the binlog has it, columns ``@1``, ``@2``, ... ("positional").
+UnprovenMode = Literal["error", "positional"]
 
 
 def _key(name: str) -> str:
@@ -164,6 +173,18 @@ class SourceOptions:
     #: typed=true: a value Spark cannot hold (a zero date, ...) fails the query
     #: (``error``) or is read as NULL (``null``).
     invalid_values: InvalidValues = "error"
+    #: schemaHistory auto|scan|off (a stream); a file's history is ``schema_history_file``.
+    schema_history: SchemaHistoryMode = "auto"
+    #: schemaHistory naming a JSON file (a Checkpoint's or a SchemaHistory's): the
+    #: history valid at the start (of the first binlog file, or at startingPosition).
+    schema_history_file: str | None = None
+    #: unproven: error | positional (see :data:`UnprovenMode`).
+    unproven: UnprovenMode = "error"
+
+    @property
+    def uses_history(self) -> bool:
+        """True when TABLE_MAPs are completed from a schema history."""
+        return self.schema_history_file is not None or self.schema_history != "off"
 
     @property
     def typed_table(self) -> tuple[str, str]:
@@ -218,7 +239,8 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
                 "host, port, hosts, user, password, server_id, startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
                 "maxBytesPerTrigger, maxPartitions, partitionBytes, splitBytes, connectTimeout, "
-                "readTimeout, tls, tlsCa, snapshotChunkRows, typed, invalidValues, path"
+                "readTimeout, tls, tlsCa, snapshotChunkRows, typed, invalidValues, "
+                "schemaHistory, unproven, path"
             )
         opts[key] = "" if value is None else str(value)
     paths: list[str] = []
@@ -253,6 +275,10 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     invalid = opts.get("invalidvalues", "").strip().lower() or "error"
     if invalid not in ("error", "null"):
         raise ConfigError(f"option invalidValues must be error or null, got {invalid!r}")
+    history_mode, history_file = _schema_history(opts.get("schemahistory", ""))
+    unproven = opts.get("unproven", "").strip().lower() or "error"
+    if unproven not in ("error", "positional"):
+        raise ConfigError(f"option unproven must be error or positional, got {unproven!r}")
     result = SourceOptions(
         paths=tuple(paths),
         host=host,
@@ -278,12 +304,34 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         snapshot_chunk_rows=_int(opts, "snapshotchunkrows", 50_000, 1) or 50_000,
         typed=_bool(opts, "typed", False),
         invalid_values="null" if invalid == "null" else "error",
+        schema_history=history_mode,
+        schema_history_file=history_file,
+        unproven="positional" if unproven == "positional" else "error",
     )
     if result.typed:
         _check_typed(result)
     elif "invalidvalues" in opts:
         raise ConfigError("option invalidValues applies only with typed=true")
     return result
+
+
+def _schema_history(raw: str) -> tuple[SchemaHistoryMode, str | None]:
+    """schemaHistory: ``auto`` (default), ``scan``, ``off``, or the path of a JSON file."""
+    value = raw.strip()
+    lowered = value.lower()
+    if lowered in ("", "auto"):
+        return "auto", None
+    if lowered == "scan":
+        return "scan", None
+    if lowered in ("off", "false", "none"):
+        return "off", None
+    path = os.path.expanduser(value)
+    if not os.path.isfile(path):
+        raise ConfigError(
+            "option schemaHistory must be auto, scan, off or the path of a JSON file "
+            f"(a checkpoint's or a schema history's); no such file: {value!r}"
+        )
+    return "auto", path
 
 
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")

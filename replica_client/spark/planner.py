@@ -14,6 +14,20 @@ Exactly once: a batch always ends at a transaction boundary, and a batch's
 range is re-read deterministically from the primary (``partitions(start,
 end)`` after a restart reads from ``start`` until exactly ``end``); when the
 primary no longer has that range, :class:`BinlogPositionError` is raised.
+
+Schema history (option ``schemaHistory``, see :mod:`.history`): the first
+offset of a new query holds the table definitions valid there, read from the
+primary as ``connect()`` reads them (a ``latest`` start is then exactly the
+point they were read at); the dump's decoder follows every DDL from there and
+completes every TABLE_MAP (one it cannot prove fails the query here, with
+:class:`~replica_client.errors.SchemaHistoryError`); every later offset holds
+the history valid at it, under ``"schema"``, so a restarted query decodes
+with the definitions of its checkpoint, never with the primary's current
+ones. Each partition carries the distinct histories of its transactions once
+(:class:`PlannedPartition`). A QueryEvent that changed rows of a selected table
+as SQL text fails the query here with
+:class:`~replica_client.errors.StatementLoggedError` (executors never see
+QueryEvents).
 """
 
 from __future__ import annotations
@@ -22,8 +36,8 @@ import json
 import math
 import re
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..control.queries import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
@@ -44,14 +58,34 @@ from ..position import (
     missing_transactions,
     parse_gtid_state,
 )
+from ..schema import SchemaHistory, SchemaTracker
 from .dump import BinlogDump, Txn, position_key
+from .history import HistoryJson, history_from_json, load_history_file, prepare
 from .options import SourceOptions
 from .snapshot import Chunk, plan_snapshot
 
-__all__ = ["Offset", "StreamPlanner", "TxnSlice", "query", "split_partitions"]
+__all__ = [
+    "Offset",
+    "PlannedPartition",
+    "StreamPlanner",
+    "TxnSlice",
+    "query",
+    "split_partitions",
+]
 
-#: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)]).
-TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]]]
+#: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)],
+#: the index of its schema history in the partition's histories, -1 without one).
+TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]], int]
+
+
+@dataclass(slots=True)
+class PlannedPartition:
+    """The transactions one task decodes, and the schema histories they are decoded
+    with: each distinct history once, in its JSON form (``SchemaHistory.to_json``)."""
+
+    txns: list[TxnSlice]
+    histories: list[dict[str, Any]] = field(default_factory=list)
+
 
 _CACHE_ENTRIES = 8
 _MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
@@ -76,28 +110,53 @@ class Offset:
     #: ``{"chunks": [...], "next": n}`` (the ranges, and how many are planned);
     #: the stream starts at file/pos once they are all planned.
     snapshot: str = ""
+    #: The schema history valid at this offset, in its JSON form (None: without one,
+    #: schemaHistory=off or an offset written before histories were kept). Not
+    #: compared: two offsets at one binlog point of one query hold the same history.
+    schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Offset:
         try:
             snapshot = data.get("snapshot")
+            schema = data.get("schema")
+            if schema is not None and not isinstance(schema, dict):
+                raise TypeError("schema is not an object")
             return cls(
                 str(data.get("file") or ""),
                 int(data.get("pos") or 0),
                 str(data["gtid"]),
                 str(data.get("host") or ""),
                 json.dumps(snapshot, separators=(",", ":")) if snapshot else "",
+                schema,
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"not an offset of the mariadb_binlog source: {data!r}") from exc
+            shown = data
+            if isinstance(data, dict):
+                shown = {k: v for k, v in data.items() if k != "schema"}
+            raise ConfigError(f"not an offset of the mariadb_binlog source: {shown!r}") from exc
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form Spark keeps (the history last: an offset read back and written
+        again is the same text, as Spark compares offsets by their text)."""
         out: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
         if self.host:
             out["host"] = self.host
         if self.snapshot:
             out["snapshot"] = json.loads(self.snapshot)
+        if self.schema is not None:
+            out["schema"] = self.schema
         return out
+
+    def history(self) -> SchemaHistory | None:
+        """The schema history this offset holds (None without one).
+
+        Raises:
+            ConfigError: its ``schema`` is not a schema history's JSON form.
+        """
+        if self.schema is None:
+            return None
+        return history_from_json(self.schema, f"offset {self.file}:{self.pos}")
 
     def snapshot_plan(self) -> tuple[list[Chunk], int]:
         """The key ranges of the snapshot and how many of them are planned so far."""
@@ -127,10 +186,14 @@ class Offset:
             return FilePos(self.file, self.pos)
         if not self.gtid:
             raise ConfigError(
-                f"offset {self.to_json()} has no GTID state: it cannot be resumed on "
+                f"offset {self.shown()} has no GTID state: it cannot be resumed on "
                 f"another primary ({address})"
             )
         return parse_gtid_state(self.gtid)
+
+    def shown(self) -> dict[str, Any]:
+        """The offset for messages (without its schema history)."""
+        return {k: v for k, v in self.to_json().items() if k != "schema"}
 
     def gtid_state(self) -> Gtid | MysqlGtidSet:
         """The GTID state at this offset (MariaDB state or MySQL executed set)."""
@@ -219,21 +282,46 @@ def probe_primary(opts: SourceOptions) -> PrimaryState:
     return primary_state_from(version, row)
 
 
-def split_partitions(txns: list[Txn], opts: SourceOptions) -> list[list[TxnSlice]]:
-    """Cut a batch into partitions of about ``partitionBytes`` at transaction boundaries."""
-    slices = [(t.fde, t.file, t.gtid, t.events) for t in txns if t.events]
-    if not slices:
+def split_partitions(
+    txns: list[Txn],
+    opts: SourceOptions,
+    history_json: Callable[[object], dict[str, Any] | None] | None = None,
+) -> list[PlannedPartition]:
+    """Cut a batch into partitions of about ``partitionBytes`` at transaction boundaries.
+
+    ``history_json``: the JSON form of a transaction's history (``Txn.schema``); each
+    partition holds each distinct one once, its transactions name it by index.
+    """
+    kept = [t for t in txns if t.events]
+    if not kept:
         return []
-    sizes = [sum(len(raw) for _, raw in s[3]) for s in slices]
+    form = history_json if history_json is not None else HistoryJson(opts.tables or None)
+    sizes = [sum(len(raw) for _, raw in t.events) for t in kept]
     total = sum(sizes)
-    n = max(1, min(opts.max_partitions, math.ceil(total / opts.partition_bytes), len(slices)))
-    parts: list[list[TxnSlice]] = [[] for _ in range(n)]
+    n = max(1, min(opts.max_partitions, math.ceil(total / opts.partition_bytes), len(kept)))
+    parts = [PlannedPartition([]) for _ in range(n)]
+    # per partition: id(history) -> its index in the partition's histories
+    places: list[dict[int, int]] = [{} for _ in range(n)]
     acc = 0
-    for s, size in zip(slices, sizes, strict=True):
+    for t, size in zip(kept, sizes, strict=True):
         index = min(n - 1, acc * n // total) if total else 0
-        parts[index].append(s)
+        part = parts[index]
+        where = -1
+        if t.schema is not None:
+            known = places[index]
+            where = known.get(id(t.schema), -1)
+            if where < 0:
+                data = form(t.schema)
+                if data is not None:
+                    where = known[id(t.schema)] = len(part.histories)
+                    part.histories.append(data)
+        part.txns.append((t.fde, t.file, t.gtid, t.events, where))
         acc += size
-    return [p for p in parts if p]
+    return [p for p in parts if p.txns]
+
+
+def _history(schema: object) -> SchemaHistory | None:
+    return schema if isinstance(schema, SchemaHistory) else None
 
 
 class StreamPlanner:
@@ -254,7 +342,13 @@ class StreamPlanner:
         # The MariaDB GTIDs of the last transactions planned, to name the ones a new
         # primary lacks.
         self._recent: deque[GtidTriple] = deque(maxlen=100_000)
-        self._initial: Offset | None = None  # startingPosition=snapshot: its plan
+        self._initial: Offset | None = None  # the first offset of a new query
+        #: The schema history where the live dump's next transaction starts.
+        self._live_history: SchemaHistory | None = None
+        #: The JSON form of histories, kept to the selected tables.
+        self._history_json = HistoryJson(opts.tables or None)
+        #: The primary's global binlog_format (for StatementLoggedError), once read.
+        self._binlog_format: str | None = None
 
     # -- Spark calls ------------------------------------------------------------------------
 
@@ -264,11 +358,10 @@ class StreamPlanner:
         return self.opts.for_address(self._address)
 
     def initial_offset(self) -> Offset:
-        if self.opts.starting_position != "snapshot":
-            return resolve_start(self.primary)
-        if self._initial is None:  # the same plan for every call of this query run
-            (file, pos, gtid), chunks = plan_snapshot(self.primary, self.opts.snapshot_chunk_rows)
-            self._initial = Offset(file, pos, gtid, self._address).with_snapshot(chunks, 0)
+        """Where a new query starts, with the schema history valid there (the same
+        offset for every call of this query run)."""
+        if self._initial is None:
+            self._initial = self._starting_offset()
         return self._initial
 
     def prepare_available_now(self) -> None:
@@ -293,6 +386,7 @@ class StreamPlanner:
         taken: list[Txn] = []
         rows = nbytes = 0
         end = start
+        history: object = None  # the history at ``end`` once it moved
         while True:
             txn = self._next()
             if txn is None:
@@ -314,8 +408,11 @@ class StreamPlanner:
                 self._recent.append(GtidTriple(*map(int, txn.gtid.split("-"))))
             if txn.real:
                 end = Offset(txn.end.file, txn.end.pos, txn.gtid_state, self._address)
+                history = txn.schema
                 self._live = end
+                self._live_history = _history(txn.schema)
         if end != start:
+            end = replace(end, schema=self._history_json(history))
             self._remember((start.key, end.key), taken)
         return end
 
@@ -333,14 +430,14 @@ class StreamPlanner:
         chunks = start.snapshot_plan()[0]
         return chunks[planned:]
 
-    def plan(self, start: Offset, end: Offset) -> list[list[TxnSlice]]:
+    def plan(self, start: Offset, end: Offset) -> list[PlannedPartition]:
         """The partitions of the batch ``[start, end)`` (re-read when not cached)."""
         if start == end:
             return []
         txns = self._cache.pop((start.key, end.key), None)
         if txns is None:
             txns = self._reread(start, end)
-        return split_partitions(txns, self.opts)
+        return split_partitions(txns, self.opts, self._history_json)
 
     def commit(self, end: Offset) -> None:
         """Forget cached batches that end at or before ``end`` (Spark calls this late)."""
@@ -359,6 +456,58 @@ class StreamPlanner:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _starting_offset(self) -> Offset:
+        """The offset of ``startingPosition`` and the schema history valid there."""
+        opts = self.opts
+        start = opts.starting_position
+        if start == "snapshot":
+            (file, pos, gtid), chunks = plan_snapshot(self.primary, opts.snapshot_chunk_rows)
+            offset = Offset(file, pos, gtid, self._address).with_snapshot(chunks, 0)
+        elif start == "latest" and opts.schema_history != "off" and not opts.schema_history_file:
+            # exactly the point the definitions were read at (its GTID state, else its position)
+            prepared = self._prepare("now")
+            point = prepared.point
+            if point.gtid:
+                offset = Offset("", 0, str(point.gtid), self._address)
+            elif point.position is not None:
+                offset = Offset(point.position.file, point.position.pos, "", self._address)
+            else:
+                raise ConfigError(
+                    f"the server at {self._address} has no binary log position to start at "
+                    "(log_bin off, or the user lacks BINLOG MONITOR / REPLICATION CLIENT)"
+                )
+            return replace(offset, schema=self._history_json(prepared.history))
+        else:
+            offset = resolve_start(self.primary)
+        history = self._history_at_start(offset)
+        return replace(offset, schema=self._history_json(history))
+
+    def _prepare(self, start: FilePos | Gtid | MysqlGtidSet | str) -> Any:
+        """The definitions valid at ``start``, read from the primary (``history.prepare``)."""
+        prepared = prepare(self.primary, start)
+        self._binlog_format = prepared.facts.binlog_format or None
+        return prepared
+
+    def _history_at_start(self, offset: Offset) -> SchemaHistory | None:
+        """The history valid at a start the query did not plan to (a new query's start,
+        or an offset written without a history): the file's of option schemaHistory,
+        or read from the primary (None with schemaHistory=off)."""
+        opts = self.opts
+        if opts.schema_history_file is not None:
+            return load_history_file(opts.schema_history_file)
+        if opts.schema_history == "off":
+            return None
+        history: SchemaHistory = self._prepare(offset.start(self._address)).history
+        return history
+
+    def _history_at(self, offset: Offset) -> SchemaHistory | None:
+        """The history a dump from ``offset`` starts with: the offset's own (a restarted
+        query never reads the primary's current definitions for an offset that has one)."""
+        history = offset.history()
+        if history is not None or not self.opts.uses_history:
+            return history
+        return self._history_at_start(offset)  # an offset of a query run before histories
+
     def _remember(
         self, key: tuple[tuple[str, int, str], tuple[str, int, str]], txns: list[Txn]
     ) -> None:
@@ -372,23 +521,39 @@ class StreamPlanner:
         if self._dump is not None:
             self._dump.close()
         self._dump = self._txns = self._live = self._peek = None
+        self._live_history = None
 
-    def _open(self, start: Offset, *, count_rows: bool) -> None:
-        """The transactions from ``start``: the live dump when it is there, else a new one."""
+    def _open(
+        self,
+        start: Offset,
+        *,
+        count_rows: bool,
+        history: SchemaHistory | None = None,
+    ) -> None:
+        """The transactions from ``start``: the live dump when it is there, else a new one
+        whose decoder starts with ``history`` (None: the offset's)."""
         if self._txns is not None and self._live == start and self._counting >= count_rows:
             return
         self._drop_live()
+        if history is None:
+            history = self._history_at(start)
         count_rows = count_rows or self.opts.max_rows_per_trigger is not None
+        tracker = (
+            SchemaTracker(history, unproven=self.opts.unproven) if history is not None else None
+        )
         dump = BinlogDump(
             self.primary,
             start.start(self._address),
             start.gtid_state(),
             count_rows=count_rows,
+            definitions=tracker,
+            binlog_format=self._binlog_format,
         )
         self._dump = dump
         self._counting = count_rows
         self._txns = dump.transactions()
         self._live = start
+        self._live_history = history
 
     def _next(self) -> Txn | None:
         """The next transaction of the live dump (None at the binlog's end).
@@ -408,13 +573,13 @@ class StreamPlanner:
                 self._dump = self._txns = self._live = None
                 return None
             except (ConnectionLostError, ReplicaTimeoutError) as exc:
-                resume = self._live
+                resume, history = self._live, self._live_history
                 if resume is None or attempt == 2 or (attempt and len(self.opts.addresses) < 2):
                     raise
                 self._drop_live()
                 if attempt:  # the primary did not come back: another host takes over
                     self._fail_over(resume, exc)
-                self._open(resume, count_rows=self._counting)
+                self._open(resume, count_rows=self._counting, history=history)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _fail_over(self, delivered: Offset, cause: BaseException) -> None:
@@ -455,7 +620,7 @@ class StreamPlanner:
         """Read ``[start, end)`` again (a restart from the checkpoint)."""
         self._drop_live()
         if not end.file and not end.gtid:
-            raise ConfigError(f"offset {end.to_json()} has no position to read up to")
+            raise ConfigError(f"offset {end.shown()} has no position to read up to")
         taken: list[Txn] = []
         try:
             self._open(start, count_rows=False)
@@ -475,6 +640,7 @@ class StreamPlanner:
                     taken.append(txn)
                 if txn.real:
                     self._live = Offset(txn.end.file, txn.end.pos, txn.gtid_state, self._address)
+                    self._live_history = _history(txn.schema)
                     if reached:
                         return taken
         except BinlogPositionError:
@@ -486,7 +652,7 @@ class StreamPlanner:
         raise BinlogPositionError(
             1236,
             "HY000",
-            f"cannot re-read the binlog from {start.to_json()} to {end.to_json()}: the primary's "
+            f"cannot re-read the binlog from {start.shown()} to {end.shown()}: the primary's "
             "binlog no longer has a transaction boundary at the end offset",
             "The binlog was purged, reset or rewritten since the checkpoint was written; "
             "restart the query from a new checkpoint (startingPosition)",

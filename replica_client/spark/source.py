@@ -23,7 +23,7 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -60,15 +60,24 @@ from pyspark.sql.types import (
 )
 
 from ..binlog.decoder import EventDecoder
-from ..binlog.events import GtidEvent, RowsEvent
+from ..binlog.events import GtidEvent, QueryEvent, RowsEvent
 from ..config import DecoderOptions
 from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in, file_spans
+from ..schema import SchemaHistory, SchemaTracker, Unproven
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
+from .history import history_from_json, load_history_file, span_histories, statement_check
 from .options import SourceOptions, parse_options
 from .planner import Offset, StreamPlanner, TxnSlice, query
 from .snapshot import Chunk, read_chunk
-from .typed import TypedChangelogBuilder, TypedColumn, file_layout, stream_layout
+from .typed import (
+    TypedChangelogBuilder,
+    TypedColumn,
+    check_row_image,
+    file_layout,
+    history_layout,
+    stream_layout,
+)
 
 __all__ = [
     "CHANGELOG_SCHEMA",
@@ -174,12 +183,20 @@ def _decoder_options(opts: SourceOptions, keys: dict[int, bytes] | None) -> Deco
 
 
 class FilePartition(InputPartition):
-    """A binlog file, or a span of one (``files.file_spans``), read by one task."""
+    """A binlog file, or a span of one (``files.file_spans``), read by one task, with the
+    schema history valid at its start (JSON form; None without one)."""
 
-    def __init__(self, index: int, path: str, span: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        path: str,
+        span: tuple[int, int] | None = None,
+        history: dict[str, Any] | None = None,
+    ) -> None:
         self.index = index
         self.path = path
         self.span = span
+        self.history = history
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[Path]:
@@ -216,7 +233,14 @@ def _ext_number(path: Path) -> int:
 class BinlogBatchReader(DataSourceReader):
     """``spark.read.format("mariadb_binlog").load(path)``: a partition per file, or per
     ``splitBytes`` of a larger one, cut where a transaction starts (the driver reads
-    only the files' event headers for that)."""
+    only the files' event headers for that).
+
+    With ``schemaHistory`` naming a file (the history at the start of the first
+    file), the driver reads every file's events in order before planning (rows
+    undecoded) and gives each task the history valid where its span starts
+    (:func:`~replica_client.spark.history.span_histories`): TABLE_MAPs it cannot
+    prove and statements logged as SQL text fail at planning already.
+    """
 
     def __init__(self, opts: SourceOptions, schema: StructType) -> None:
         self.opts = opts
@@ -224,28 +248,62 @@ class BinlogBatchReader(DataSourceReader):
         self.files = [str(p) for p in expand_paths(opts.paths)]
         # Parsed here in the driver and shipped: executors need not see the file.
         self.keys = _encryption_keys(opts)
+        self.history = _file_history(opts)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The history is shipped per partition, in its JSON form.
+        state = self.__dict__.copy()
+        state["history"] = None
+        return state
 
     def partitions(self) -> list[FilePartition]:
-        parts: list[FilePartition] = []
+        spans: list[list[tuple[int, int]]] = []
         for path in self.files:
             if path.endswith(".gz"):  # cutting would decompress it in the driver too
-                parts.append(FilePartition(len(parts), path))
-                continue
-            spans = file_spans(path, self.opts.split_bytes)
-            for span in spans:
-                parts.append(FilePartition(len(parts), path, span if len(spans) > 1 else None))
+                spans.append([(0, 0)])
+            else:
+                spans.append(file_spans(path, self.opts.split_bytes))
+        histories: list[list[dict[str, Any] | None]] = [[None] * len(s) for s in spans]
+        if self.history is not None:
+            found = span_histories(
+                self.files,
+                [[lo for lo, _ in s] for s in spans],
+                _decoder_options(self.opts, self.keys),
+                self.history,
+                self.opts.unproven,
+                statement_check(self.opts),
+            )
+            keep = self.opts.tables or None
+            forms: dict[int, dict[str, Any]] = {}  # id(history) -> its JSON form
+            for i, per_span in enumerate(found):
+                for j, history in enumerate(per_span):
+                    form = forms.get(id(history))
+                    if form is None:
+                        form = forms[id(history)] = history.to_json(keep=keep)
+                    histories[i][j] = form
+        parts: list[FilePartition] = []
+        for path, cuts, forms_of in zip(self.files, spans, histories, strict=True):
+            for span, form in zip(cuts, forms_of, strict=True):
+                whole = len(cuts) == 1 or path.endswith(".gz")
+                parts.append(FilePartition(len(parts), path, None if whole else span, form))
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, FilePartition)
-        batches = self._batches(partition.path, partition.span)
+        batches = self._batches(partition.path, partition.span, partition.history)
         return _conform(batches, _arrow_schema_for(self.schema))
 
-    def _batches(self, path: str, span: tuple[int, int] | None) -> Iterator[pa.RecordBatch]:
+    def _batches(
+        self, path: str, span: tuple[int, int] | None, history: dict[str, Any] | None = None
+    ) -> Iterator[pa.RecordBatch]:
         builder = _builder(self.opts, self.schema)
         gtid: str | None = None
         options = _decoder_options(self.opts, self.keys)
-        reader = BinlogFileReader([Path(path)], options, span=span)
+        start = None if history is None else history_from_json(history, "a file partition")
+        reader = BinlogFileReader(
+            [Path(path)], options, span=span, schema_history=start, unproven=self.opts.unproven
+        )
+        statement = statement_check(self.opts)
         with reader:
             for event in reader:
                 if isinstance(event, RowsEvent):
@@ -257,7 +315,16 @@ class BinlogBatchReader(DataSourceReader):
                     gtid = event.gtid
                 elif event.type_code in _MYSQL_GTID:
                     gtid = str(getattr(event, "gtid", "")) or None
+                elif type(event) is QueryEvent:
+                    statement(event, reader.event_position, gtid)
         yield from builder.rest()
+
+
+def _file_history(opts: SourceOptions) -> SchemaHistory | None:
+    """The history of option schemaHistory's file (batch: at the first file's start)."""
+    if opts.schema_history_file is None:
+        return None
+    return load_history_file(opts.schema_history_file)
 
 
 _MYSQL_GTID = frozenset({33, 42})  # GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT
@@ -276,11 +343,15 @@ def _encryption_keys(opts: SourceOptions) -> dict[int, bytes] | None:
 
 
 class StreamPartition(InputPartition):
-    """Raw events of whole transactions, with the FDE they are decoded with."""
+    """Raw events of whole transactions, with the FDE they are decoded with, and the
+    schema histories (JSON forms, each once) they are decoded with."""
 
-    def __init__(self, index: int, txns: list[TxnSlice]) -> None:
+    def __init__(
+        self, index: int, txns: list[TxnSlice], histories: list[dict[str, Any]] | None = None
+    ) -> None:
         self.index = index
         self.txns = txns
+        self.histories = histories or []
 
 
 class SnapshotPartition(InputPartition):
@@ -292,17 +363,32 @@ class SnapshotPartition(InputPartition):
 
 
 def decode_slices(
-    txns: list[TxnSlice], options: DecoderOptions, builder: ChangelogBuilder | None = None
+    txns: list[TxnSlice],
+    options: DecoderOptions,
+    builder: ChangelogBuilder | None = None,
+    histories: Sequence[dict[str, Any]] = (),
+    unproven: Unproven = "error",
 ) -> Iterator[pa.RecordBatch]:
-    """Decode the raw events of a stream partition into changelog batches."""
+    """Decode the raw events of a stream partition into changelog batches.
+
+    A transaction whose history index is ``i >= 0`` is decoded by a decoder whose
+    TABLE_MAPs are completed from ``histories[i]`` (one decoder per history).
+    """
     builder = builder if builder is not None else ChangelogBuilder()
-    decoder = EventDecoder(options)
-    current_fde: bytes | None = None
-    for fde, file, gtid, events in txns:
+    # history index -> (its decoder, the FDE it holds)
+    decoders: dict[int, tuple[EventDecoder, bytes | None]] = {}
+    for fde, file, gtid, events, index in txns:
+        decoder, current_fde = decoders.get(index) or (None, None)
+        if decoder is None:
+            tracker = None
+            if index >= 0:
+                history = history_from_json(histories[index], "a stream partition")
+                tracker = SchemaTracker(history, unproven=unproven)
+            decoder = EventDecoder(options, definitions=tracker)
         if fde is not current_fde and fde != current_fde:
             decoder.reset()
             decoder.decode(fde)
-            current_fde = fde
+        decoders[index] = (decoder, fde)
         for pos, raw in events:
             event = decoder.decode(raw, pos)
             if isinstance(event, RowsEvent):
@@ -368,7 +454,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             chunks = self.planner.snapshot_chunks(first, last)
             return [SnapshotPartition(i, c) for i, c in enumerate(chunks)]
         parts = self.planner.plan(first, last)
-        return [StreamPartition(i, p) for i, p in enumerate(parts)]
+        return [StreamPartition(i, p.txns, p.histories) for i, p in enumerate(parts)]
 
     def commit(self, end: dict[str, Any]) -> None:
         self.planner.commit(Offset.from_json(end))
@@ -387,6 +473,8 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             partition.txns,
             self.opts.decoder_options(with_filter=False),
             _builder(self.opts, self.schema),
+            partition.histories,
+            self.opts.unproven,
         )
         return _conform(batches, _arrow_schema_for(self.schema))
 
@@ -405,9 +493,21 @@ class MariaDBBinlogDataSource(DataSource):
         if opts.paths:  # batch: the table's first TABLE_MAP in the files
             files = expand_paths(opts.paths)
             options = _decoder_options(opts, _encryption_keys(opts))
-            return typed_schema(file_layout(opts, files, options))
+            history = _file_history(opts)
+            return typed_schema(file_layout(opts, files, options, history, opts.unproven))
         opts.require_connection()
-        return typed_schema(stream_layout(opts, lambda sql, args: query(opts, sql, args)))
+        if not opts.uses_history:
+            return typed_schema(stream_layout(opts, lambda sql, args: query(opts, sql, args)))
+        # the table's definition where the query starts, as the planner will prepare it
+        planner = StreamPlanner(opts)
+        try:
+            start = planner.initial_offset()
+        finally:
+            planner.close()
+        history = start.history()
+        assert history is not None
+        check_row_image(opts, str(query(opts, "SELECT @@GLOBAL.binlog_row_image")[0][0]))
+        return typed_schema(history_layout(opts, history))
 
     def reader(self, schema: StructType) -> BinlogBatchReader:
         return BinlogBatchReader(parse_options(self.options), schema)

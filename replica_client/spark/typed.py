@@ -34,6 +34,8 @@ SET                            string                  labels in definition orde
 JSON (MySQL)                   string                  the document as JSON text
                                                        (DECIMALs inside as numbers)
 GEOMETRY (any spatial type)    binary                  SRID (4 bytes LE) + WKB, as SELECT
+MariaDB UUID, INET4, INET6     string                  its text, as SELECT shows it
+(known from a schema history)
 =============================  ======================  ================================
 
 TIME is a day-time interval rather than a string: it is a signed duration, not
@@ -51,18 +53,26 @@ NOBLOB) always raises it. A TABLE_MAP whose columns map to other names or
 types than the query's schema (an ALTER TABLE) raises
 :class:`~replica_client.errors.SchemaChangedError`.
 
-The schema is known before reading: a stream asks the primary
-(:func:`stream_layout`: ``information_schema.COLUMNS`` turned into the
-``ColumnInfo`` the TABLE_MAP will carry); a batch over files takes the first
-TABLE_MAP of the table in the files (:func:`file_layout`), which needs
-``binlog_row_metadata=FULL`` for the column names.
+The schema is known before reading, from the same table definitions the
+executors decode with (:mod:`replica_client.spark.history`): a stream takes
+the table's definition in the schema history valid at the query's start
+(:func:`history_layout`; read from the primary, or option ``schemaHistory``'s
+file), a batch over files the table's first TABLE_MAP in the files, completed
+by the history given (:func:`file_layout`; the definition at the start of the
+first file when the files hold no row of the table). Without a history
+(``schemaHistory=off``) a stream asks the primary's
+``information_schema.COLUMNS`` (:func:`stream_layout`) and both need
+``binlog_row_metadata=FULL``, as the TABLE_MAPs are then read as the binlog has
+them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import json
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -71,6 +81,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from ..binlog.columns import typed_binary_converter
 from ..binlog.constants import BINARY_COLLATION, ColumnType
 from ..binlog.events import (
     ColumnInfo,
@@ -86,6 +97,7 @@ from ..binlog.json_binary import JSON_NULL
 from ..config import DecoderOptions
 from ..errors import ConfigError, SchemaChangedError, UnrepresentableValueError, UnsupportedError
 from ..jsonvalues import decimal_text, json_value
+from ..schema import SchemaHistory, TableDef, Unproven
 from ..snapshot import GEOMETRY_TYPES
 from .changelog import ChangelogBuilder
 from .options import SourceOptions
@@ -95,7 +107,9 @@ __all__ = [
     "TypedChangelogBuilder",
     "TypedColumn",
     "columns_from_information_schema",
+    "definition_layout",
     "file_layout",
+    "history_layout",
     "stream_layout",
     "typed_column",
     "typed_columns",
@@ -148,6 +162,9 @@ _FIXED: Final[dict[int, tuple[str, str]]] = {
     T.GEOMETRY: ("binary", "geometry"),
 }
 _MAX_SPARK_PRECISION: Final = 38
+#: MariaDB's types over binary strings whose decoded values (a schema history gives
+#: their SQL type) are read as their text: ``uuid.UUID``, ``ipaddress`` addresses.
+_TEXT_VALUE_TYPES: Final = frozenset({"uuid", "inet4", "inet6"})
 
 
 def _integer(bits: int, unsigned: bool) -> str:
@@ -178,6 +195,13 @@ def typed_column(col: ColumnInfo, table: str = "") -> TypedColumn:
     if col.name is None:
         raise _needs_full(table, col.index, "name")
     name, t = col.name, col.real_type
+    sql_type = (col.data_type or "").lower()
+    if sql_type in _TEXT_VALUE_TYPES and typed_binary_converter(col) is not None:
+        return TypedColumn(name, "string", "text_value")
+    if sql_type == "vector" and typed_binary_converter(col) is not None:
+        raise UnsupportedError(
+            f"typed=true: column {name!r} of {table} has type VECTOR, which has no typed form"
+        )
     if t in _INT_BITS:
         if col.unsigned is None:
             raise _needs_full(table, col.index, "signedness")
@@ -348,18 +372,31 @@ _SETTINGS_SQL: Final = "SELECT @@GLOBAL.binlog_row_metadata, @@GLOBAL.binlog_row
 
 
 def file_layout(
-    opts: SourceOptions, files: Sequence[Path], options: DecoderOptions
+    opts: SourceOptions,
+    files: Sequence[Path],
+    options: DecoderOptions,
+    history: SchemaHistory | None = None,
+    unproven: Unproven = "error",
 ) -> tuple[TypedColumn, ...]:
-    """The struct fields of the typed table from its first TABLE_MAP in ``files``.
+    """The struct fields of the typed table from its first TABLE_MAP in ``files``,
+    completed by ``history`` (the schema history at the start of the first file)
+    as the executors complete it; with a history and no row of the table in the
+    files, the table's definition there.
 
     Raises:
-        ConfigError: no TABLE_MAP of the table in the files, or one without
-            ``binlog_row_metadata=FULL`` (no column names).
+        ConfigError: no TABLE_MAP of the table in the files (nor a definition), or
+            one without column names (``binlog_row_metadata=FULL``, or a history).
+        SchemaHistoryError: the history cannot prove the TABLE_MAP.
     """
+    from dataclasses import replace
+
     from ..files import BinlogFileReader
 
     schema, table = opts.typed_table
-    with BinlogFileReader(files, options) as reader:
+    if history is not None:
+        options = replace(options, decode_rows=False)
+    reader = BinlogFileReader(files, options, schema_history=history, unproven=unproven)
+    with reader:
         for event in reader:
             if isinstance(event, TableMapEvent) and (event.schema, event.table) == (schema, table):
                 where = reader.event_position
@@ -368,12 +405,100 @@ def file_layout(
                 except ConfigError as exc:
                     raise ConfigError(
                         f"{exc} (binlog files: the first TABLE_MAP of {schema}.{table}, at "
-                        f"{where}; the files were written without binlog_row_metadata=FULL)"
+                        f"{where}; the files were written without binlog_row_metadata=FULL"
+                        + (
+                            " and the schema history does not prove the table there)"
+                            if history is not None
+                            else ", and no schemaHistory was given)"
+                        )
                     ) from None
+    if history is not None:
+        return history_layout(opts, history, "the schema history at the first file's start")
     raise ConfigError(
         f"typed=true: the binlog files have no row of {schema}.{table}: the typed schema "
         "is that of the table's first TABLE_MAP in the files"
     )
+
+
+def _string_meta(real_type: int, length: int) -> int:
+    """The TABLE_MAP metadata of a STRING column of ``length`` bytes (see
+    ``binlog.table_map.real_string_type``: lengths above 255 fold into the type byte)."""
+    byte0 = real_type ^ (((length >> 8) & 0x3) << 4)
+    return byte0 << 8 | (length & 0xFF)
+
+
+def definition_layout(
+    definition: TableDef, mariadb: bool, version: tuple[int, int]
+) -> tuple[TypedColumn, ...]:
+    """The struct fields of a table definition (of a schema history): the fields of the
+    TABLE_MAP the server writes for it, completed by it as the decoder completes one.
+
+    Raises:
+        UnsupportedError: a column type without a typed form.
+    """
+    from ..schema.sqltypes import column_info, expected_shapes
+
+    name = f"{definition.schema}.{definition.name}"
+    out: list[TypedColumn] = []
+    for index, col in enumerate(definition.columns):
+        shapes = expected_shapes(col, mariadb, version)
+        if shapes is None:
+            raise UnsupportedError(
+                f"typed=true: column {col.name!r} of {name} has type {col.data_type}, "
+                "which has no typed form"
+            )
+        shape = shapes[0]
+        meta = shape.meta or 0
+        if shape.type == T.STRING:
+            meta = _string_meta(shape.real_type, meta)
+        info = ColumnInfo(
+            index=index, type=shape.type, real_type=shape.real_type, meta=meta, nullable=True
+        )
+        out.append(typed_column(column_info(info, col, mariadb, version), name))
+    return tuple(out)
+
+
+def history_layout(
+    opts: SourceOptions, history: SchemaHistory, where: str = "the query's start"
+) -> tuple[TypedColumn, ...]:
+    """The struct fields of the typed table: its definition in ``history`` (``where``:
+    the point it is valid at, for the error).
+
+    Raises:
+        ConfigError: the history holds no definition of the table.
+    """
+    from ..schema import Unknown
+
+    schema, table = opts.typed_table
+    state = history.tables.get((schema, table))
+    if not isinstance(state, TableDef):
+        # changed between the start and the moment it was read: its definition after
+        # that DDL (a TABLE_MAP before it fails the query: the layout changed there)
+        state = history.captured.get((schema, table), state)
+    if isinstance(state, TableDef):
+        return definition_layout(state, history.mariadb, history.version)
+    why = (
+        state.reason
+        if isinstance(state, Unknown)
+        else "it is not in it (no such table, or not visible to the user: it needs SELECT "
+        "on the table)"
+    )
+    raise ConfigError(
+        f"typed=true: the schema history at {where} has no definition of {schema}.{table}: {why}"
+    )
+
+
+def check_row_image(opts: SourceOptions, image: str) -> None:
+    """typed=true needs every column of every row image (``binlog_row_image=FULL``).
+
+    Raises:
+        ConfigError: the primary's ``binlog_row_image`` is another.
+    """
+    if image.upper() != "FULL":
+        raise ConfigError(
+            f"typed=true needs binlog_row_image=FULL on the primary {opts.address} (every "
+            f"column of every row image in the binlog); it has binlog_row_image={image}"
+        )
 
 
 # -- executors: rows events -> struct columns -------------------------------------------
@@ -393,6 +518,7 @@ _ACCEPTS: Final[dict[str, frozenset[type] | None]] = {
     "set": frozenset({frozenset}),
     "json": None,  # every decoded document
     "geometry": frozenset({Geometry, bytes}),
+    "text_value": frozenset({uuid.UUID, ipaddress.IPv4Address, ipaddress.IPv6Address}),
 }
 
 #: Why a value of a kind is not accepted (what the decoder gives instead).
@@ -440,7 +566,12 @@ def _decimal_text(value: Decimal, col: TypedColumn) -> str:
     return decimal_text(value)
 
 
+def _text_value(value: Any, col: TypedColumn) -> str:
+    return str(value)
+
+
 _CONVERT: Final[dict[str, Callable[[Any, TypedColumn], Any]]] = {
+    "text_value": _text_value,
     "set": _set_text,
     "json": _json_text,
     "geometry": _geometry_bytes,

@@ -42,7 +42,8 @@ def _planner(primary: MariaDBServer, replica: MariaDBServer, start: str) -> Stre
 def _ids(planner: StreamPlanner, start: Offset, end: Offset) -> list[int]:
     ids = []
     for partition in planner.plan(start, end):
-        for batch in decode_slices(partition, planner.opts.decoder_options()):
+        options = planner.opts.decoder_options()
+        for batch in decode_slices(partition.txns, options, histories=partition.histories):
             for after in batch.column("after").to_pylist():
                 if after is not None:
                     ids.append(int(json.loads(after)["id"]))

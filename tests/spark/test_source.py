@@ -419,7 +419,7 @@ def test_planner_reopens_a_dump_the_primary_dropped_between_batches(
         end = planner.latest_offset(offset, 3, None)
         if end == offset:
             break
-        seen += sum(len(s[3]) for p in planner.plan(offset, end) for s in p) // 2
+        seen += sum(len(s[3]) for p in planner.plan(offset, end) for s in p.txns) // 2
         if planner._txns is not None:  # as if the primary had dropped the idle dump
             planner.close()
             planner._txns, planner._live = _dropped(), end

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.events import ColumnInfo, Geometry
@@ -422,6 +423,11 @@ def test_typed_needs_one_table_and_full_metadata_at_planning(
         ["CREATE DATABASE IF NOT EXISTS t_min", "CREATE TABLE IF NOT EXISTS t_min.t (id INT)"]
     )
     opts = stream_options(minimal, server_id, tables="t_min.t", typed="true")
-    text = _error_text(partial(_load, spark, opts, stream=True))
+    # without a schema history the binlog's TABLE_MAPs must say the names
+    text = _error_text(partial(_load, spark, {**opts, "schemaHistory": "off"}, stream=True))
     assert "ConfigError" in text and "binlog_row_metadata=FULL" in text
     assert "it has binlog_row_metadata=MINIMAL" in text
+    # with one (the default), the struct is the table's definition there
+    after = _load(spark, opts, stream=True).schema["after"].dataType
+    assert isinstance(after, StructType)
+    assert [(f.name, f.dataType.simpleString()) for f in after.fields] == [("id", "int")]

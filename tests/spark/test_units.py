@@ -142,7 +142,8 @@ def test_partitions_split_at_transactions_by_bytes() -> None:
     txns.append(Txn(b"F", "f.000001", [], None, FilePos("f.000001", 99), "", 10, 0, True))
     parts = split_partitions(txns, opts)
     assert len(parts) == 3
-    assert [s[2] for p in parts for s in p] == [f"0-1-{i}" for i in range(10)]
+    assert [s[2] for p in parts for s in p.txns] == [f"0-1-{i}" for i in range(10)]
+    assert all(p.histories == [] and all(s[4] == -1 for s in p.txns) for p in parts)
 
 
 def test_top_level_registration_module() -> None:
