@@ -25,6 +25,11 @@ real replica does (MariaDB KB "Replication protocol"; ``sql/slave.cc``):
 
 Every value put into SQL is validated first (file names and GTIDs by their
 types, numbers by type), so nothing from the caller can inject SQL.
+
+:class:`QueryMachine` logs in the same way (every auth plugin, TLS) and then
+runs SQL statements one at a time instead of registering: the client
+connection of the control layer, which asks the primary what the binlog does
+not say.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ __all__ = [
     "MARIADB_PLAN",
     "MYSQL_PLAN",
     "TRANSITIONS",
+    "QueryMachine",
     "Flavor",
     "Input",
     "RegistrationMachine",
@@ -116,6 +122,10 @@ class State(Enum):
     STREAMING = auto()
     ENDED = auto()
     FAILED = auto()
+    #: :class:`QueryMachine`: logged in, no statement running.
+    READY = auto()
+    #: :class:`QueryMachine`: a statement's reply is being read.
+    QUERYING = auto()
 
 
 class Input(Enum):
@@ -148,6 +158,11 @@ TRANSITIONS: Final[dict[tuple[State, Input], State]] = {
     (State.STREAMING, Input.EVENT): State.STREAMING,
     (State.STREAMING, Input.EOF): State.ENDED,
     (State.STREAMING, Input.ERR): State.FAILED,
+    # QueryMachine: a statement's reply; an ERR answers the statement, the
+    # connection stays usable
+    (State.QUERYING, Input.RESULT_PART): State.QUERYING,
+    (State.QUERYING, Input.OK): State.READY,
+    (State.QUERYING, Input.ERR): State.READY,
 }
 
 
@@ -518,6 +533,11 @@ class RegistrationMachine:
         """Feed bytes read from the transport."""
         self._framer.receive_data(data)
 
+    @property
+    def data_to_send_pending(self) -> bool:
+        """True when :meth:`data_to_send` has bytes."""
+        return bool(self._out)
+
     def data_to_send(self) -> bytes:
         """Bytes to write to the transport (empty when nothing is pending)."""
         if not self._out:
@@ -684,8 +704,7 @@ class RegistrationMachine:
         if marker == OK_MARKER:
             self._transition(Input.OK)
             self._auth = None
-            self._plan = MYSQL_PLAN if self._ctx.flavor is Flavor.MYSQL else MARIADB_PLAN
-            self._next_step()
+            self._logged_in()
         elif marker == ERR_MARKER:
             self._transition(Input.ERR)
             raise parse_err(payload)
@@ -710,6 +729,11 @@ class RegistrationMachine:
                 self._out.append(self._framer.reply(answer))
         else:
             raise ProtocolError(f"unexpected packet marker {marker:#x} during authentication")
+
+    def _logged_in(self) -> None:
+        """The login succeeded: register (the flavour's plan), then dump."""
+        self._plan = MYSQL_PLAN if self._ctx.flavor is Flavor.MYSQL else MARIADB_PLAN
+        self._next_step()
 
     def _next_step(self) -> None:
         """Send the next step's command, skipping steps that do not apply."""
@@ -754,3 +778,97 @@ class RegistrationMachine:
         if step.handle is not None:
             step.handle(self._ctx, reply)
         self._next_step()
+
+
+class QueryMachine(RegistrationMachine):
+    """A client connection: the replica's login, then SQL statements one at a time.
+
+    ``settings`` gives the account, TLS and packet limit (its start and dump
+    options are not used). After the login (``ready``), :meth:`query` sends a
+    statement and :meth:`next_result` returns its reply once read: the rows of a
+    result set (text, ``str | None``), or an empty :class:`ResultSet` for a
+    statement that returns none. An ERR reply raises its :class:`ServerError` and
+    leaves the connection ready for the next statement.
+    """
+
+    __slots__ = ("_sql_reader",)
+
+    def __init__(
+        self, settings: RegistrationSettings, *, random_bytes: RandomBytes = os.urandom
+    ) -> None:
+        super().__init__(settings, random_bytes=random_bytes)
+        self._sql_reader: ResultSetReader | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Logged in, and no statement running."""
+        return self.state is State.READY
+
+    def _logged_in(self) -> None:
+        self.state = State.READY
+
+    def query(self, sql: str) -> None:
+        """Queue ``sql`` (COM_QUERY).
+
+        Raises:
+            ProtocolError: the connection is not ready (logging in, or a statement
+                is running).
+        """
+        if self.state is not State.READY:
+            raise ProtocolError(f"a statement cannot be sent in state {self.state.name}")
+        self._sql_reader = ResultSetReader()
+        self._out.append(self._framer.command(build_query(sql)))
+        self.state = State.QUERYING
+
+    def next_result(self) -> ResultSet | None:
+        """Process received packets: the login, then the running statement's reply.
+
+        Returns the reply once it is whole, None while more bytes are needed (or a
+        TLS upgrade is pending, or nothing runs).
+
+        Raises:
+            ServerError: the server refused the login or the statement.
+            ProtocolError: the bytes do not follow the protocol.
+        """
+        while True:
+            if self.state in (State.READY, State.TLS_UPGRADE):
+                return None
+            if self.state is State.FAILED:
+                raise ProtocolError("the connection already failed")
+            payload = self._framer.next_packet()
+            if payload is None:
+                return None
+            if self.state is not State.QUERYING:
+                try:
+                    self._handle(payload)
+                except ReplicaError:
+                    self.state = State.FAILED
+                    raise
+                continue
+            return_value = self._on_reply(payload)
+            if return_value is not None:
+                return return_value
+
+    def _on_reply(self, payload: bytes) -> ResultSet | None:
+        reader = self._sql_reader
+        assert reader is not None
+        if not payload:
+            self.state = State.FAILED
+            raise ProtocolError("empty packet in a statement's reply")
+        marker = payload[0]
+        if marker == ERR_MARKER:
+            self._transition(Input.ERR)
+            raise parse_err(payload)
+        if marker == OK_MARKER and reader.column_count < 0:
+            self._transition(Input.OK)
+            return ResultSet((), ())
+        try:
+            result = reader.feed(payload)
+        except ReplicaError:
+            self.state = State.FAILED
+            raise
+        if result is None:
+            self._transition(Input.RESULT_PART)
+            return None
+        self._transition(Input.OK)
+        return result

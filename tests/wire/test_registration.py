@@ -49,6 +49,10 @@ EXPECTED_TRANSITIONS = {
     (State.STREAMING, Input.EVENT): State.STREAMING,
     (State.STREAMING, Input.EOF): State.ENDED,
     (State.STREAMING, Input.ERR): State.FAILED,
+    # QueryMachine: an ERR answers a statement, the connection stays ready
+    (State.QUERYING, Input.RESULT_PART): State.QUERYING,
+    (State.QUERYING, Input.OK): State.READY,
+    (State.QUERYING, Input.ERR): State.READY,
 }
 
 

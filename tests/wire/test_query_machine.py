@@ -1,0 +1,123 @@
+"""QueryMachine: the replica's login, then SQL statements one at a time; bytes in, replies out.
+
+Driven by the scripted fake primary (tests/fake_primary.py), whole and byte by
+byte: a result set's rows, a statement without one, an ERR that answers a
+statement and leaves the connection usable, every auth plugin of the login,
+and garbage bytes raising only library errors.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replica_client.errors import ProtocolError, ReplicaError, ServerError
+from replica_client.wire.packets import ResultSet
+from replica_client.wire.registration import QueryMachine, RegistrationSettings, State
+from tests.fake_primary import FakePrimary
+
+__all__: list[str] = []
+
+
+def _feed(m: QueryMachine, data: bytes, byte_by_byte: bool) -> ResultSet | None:
+    """Feed the server's bytes; the reply once whole (the login's replies give None)."""
+    result = None
+    chunks = [data[i : i + 1] for i in range(len(data))] if byte_by_byte else [data]
+    for chunk in chunks:
+        m.receive_data(chunk)
+        got = m.next_result()
+        if got is not None:
+            assert result is None, "two replies to one statement"
+            result = got
+    return result
+
+
+def _logged_in(fp: FakePrimary, byte_by_byte: bool = False) -> QueryMachine:
+    m = QueryMachine(RegistrationSettings(user=fp.user, password=fp.password, server_id=9))
+    assert _feed(m, fp.greeting(), byte_by_byte) is None
+    for _ in range(6):  # handshake response, auth switch / more data, OK
+        if m.ready:
+            break
+        assert _feed(m, fp.receive(m.data_to_send()), byte_by_byte) is None
+    assert m.ready and fp.authenticated
+    return m
+
+
+def _ask(fp: FakePrimary, m: QueryMachine, sql: str, byte_by_byte: bool) -> ResultSet | None:
+    m.query(sql)
+    assert m.state is State.QUERYING and not m.ready
+    return _feed(m, fp.receive(m.data_to_send()), byte_by_byte)
+
+
+@pytest.mark.parametrize("byte_by_byte", [False, True])
+def test_statements_one_at_a_time(byte_by_byte: bool) -> None:
+    fp = FakePrimary()
+    m = _logged_in(fp, byte_by_byte)
+    rows = _ask(fp, m, "SELECT UNIX_TIMESTAMP()", byte_by_byte)
+    assert rows is not None and rows.rows == (("1700000000",),)
+    assert [c.name for c in rows.columns] == ["UNIX_TIMESTAMP()"]
+    assert m.ready
+    # a statement without a result set: an empty reply
+    assert _ask(fp, m, "SET @x = 1", byte_by_byte) == ResultSet((), ())
+    # an ERR answers the statement; the connection stays usable
+    m.query("SELECT no_such_thing")
+    m.receive_data(fp.receive(m.data_to_send()))
+    with pytest.raises(ServerError) as info:
+        m.next_result()
+    assert info.value.errno == 1064 and m.ready
+    again = _ask(fp, m, "SHOW VARIABLES LIKE 'SERVER_ID'", byte_by_byte)
+    assert again is not None and again.rows == (("server_id", "1"),)
+    assert fp.queries == [
+        "SELECT UNIX_TIMESTAMP()",
+        "SET @x = 1",
+        "SELECT no_such_thing",
+        "SHOW VARIABLES LIKE 'SERVER_ID'",
+    ]
+
+
+@pytest.mark.parametrize(
+    "plugin", ["mysql_native_password", "caching_sha2_password", "client_ed25519", "parsec"]
+)
+def test_every_login_plugin_of_the_replica(plugin: str) -> None:
+    fp = FakePrimary(
+        auth=plugin, flavor="mysql" if plugin == "caching_sha2_password" else "mariadb"
+    )
+    m = _logged_in(fp)
+    assert _ask(fp, m, "SELECT UNIX_TIMESTAMP()", False) is not None
+
+
+def test_a_statement_waits_for_the_login_and_for_the_last_reply() -> None:
+    fp = FakePrimary()
+    m = QueryMachine(RegistrationSettings(user="repl", password=b"secret", server_id=9))
+    with pytest.raises(ProtocolError, match="AWAIT_GREETING"):
+        m.query("SELECT 1")
+    m = _logged_in(fp)
+    m.query("SELECT UNIX_TIMESTAMP()")
+    with pytest.raises(ProtocolError, match="QUERYING"):
+        m.query("SELECT 2")
+
+
+def test_a_wrong_password_fails_the_login() -> None:
+    fp = FakePrimary()
+    m = QueryMachine(RegistrationSettings(user="repl", password=b"wrong", server_id=9))
+    m.receive_data(fp.greeting())
+    assert m.next_result() is None
+    m.receive_data(fp.receive(m.data_to_send()))
+    with pytest.raises(ServerError) as info:
+        m.next_result()
+    assert info.value.errno == 1045 and m.state is State.FAILED
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=200))
+def test_any_reply_bytes_give_replica_errors_only(data: bytes) -> None:
+    fp = FakePrimary()
+    m = _logged_in(fp)
+    m.query("SELECT UNIX_TIMESTAMP()")
+    m.data_to_send()
+    try:
+        m.receive_data(data)
+        m.next_result()
+    except ReplicaError:
+        pass
