@@ -30,8 +30,6 @@ from ..control.queries import (
     PRIMARY_STATE_SQL,
     PrimaryState,
     Procedure,
-    QueryFailed,
-    ScanQueries,
     client_error,
     primary_state_from,
 )
@@ -81,36 +79,13 @@ async def open_control(config: ReplicaConfig, **options: Any) -> Any:
         raise client_error(exc, config.address) from exc
 
 
-async def ask(config: ReplicaConfig, procedure: Procedure[T], *, conn: Any = None) -> T:
-    """Drive a procedure of :mod:`.queries` over an aiomysql connection (``conn``, or
-    one opened and closed here); its binlog scans run in a worker thread."""
-    from ..control.blocking import scan_queries
+async def ask(config: ReplicaConfig, procedure: Procedure[T]) -> T:
+    """Drive a procedure of :mod:`replica_client.control.queries` to its result: the
+    blocking runner (the project's own client connection, and binlog scans) in a
+    worker thread, so the event loop goes on meanwhile."""
+    from ..control.blocking import run
 
-    own = conn is None
-    if own:
-        conn = await open_control(config)
-    try:
-        answer: Any = None
-        while True:
-            try:
-                request = procedure.send(answer)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            if isinstance(request, ScanQueries):
-                answer = await asyncio.to_thread(scan_queries, config, request.start)
-                continue
-            try:
-                answer = await _rows(conn, request.sql, request.args or None)
-            except Exception as exc:
-                args: tuple[Any, ...] = tuple(exc.args)
-                if args and isinstance(args[0], int) and args[0] in request.tolerate:
-                    answer = QueryFailed(args[0], str(args[1]) if len(args) > 1 else "")
-                    continue
-                raise client_error(exc, config.address) from exc
-    finally:
-        if own:
-            conn.close()
+    return await asyncio.to_thread(run, config, procedure)
 
 
 async def _rows(conn: Any, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:

@@ -2,15 +2,15 @@
 
 - :mod:`.queries`: the statements and the parsing of their rows, sans I/O, and
   the procedures built on them (capture a schema history at a binlog point);
-- :mod:`.blocking`: the blocking runner (PyMySQL), for the Spark driver, and the
-  binlog scans of both runners;
+- :mod:`.blocking`: the runner: a client connection over the project's own wire
+  protocol (:class:`SqlConnection`) and binlog scans, blocking;
 - the asyncio runner and the answers the stream asks for are
   :mod:`replica_client.aio.control` (aiomysql).
 """
 
 from __future__ import annotations
 
-from .blocking import connect_blocking, run, scan_queries
+from .blocking import SqlConnection, run, scan_queries, sql_literal
 from .queries import (
     BinlogEnd,
     PreparedHistory,
@@ -35,11 +35,12 @@ __all__ = [
     "ScanQueries",
     "ScannedQuery",
     "ServerFacts",
+    "SqlConnection",
     "binlog_end",
-    "connect_blocking",
     "prepare_history",
     "run",
     "scan_queries",
     "server_facts",
+    "sql_literal",
     "table_definitions",
 ]

@@ -1,76 +1,197 @@
-"""The blocking runner of :mod:`.queries`: PyMySQL, and a replication connection for scans.
+"""The runner of :mod:`.queries`: a client connection and binlog scans, blocking.
 
-Driver layer, for places without an event loop (the Spark driver) and for the
-asyncio runner's binlog scans (run in a thread). :func:`run` drives a
-procedure of :mod:`.queries` to its result.
+Driver layer. :func:`run` drives a procedure of :mod:`.queries` to its result
+over a :class:`SqlConnection` (the project's own wire protocol, so every auth
+plugin and TLS mode of the replication connection works for it too) and
+answers its binlog scans over a replication connection. The Spark driver calls
+it directly; the asyncio runner (:func:`replica_client.aio.control.ask`) calls
+it in a worker thread.
 """
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..binlog.events import GtidEvent, MysqlGtidEvent, QueryEvent
+from ..errors import ConnectionLostError, ReplicaTimeoutError, ServerError
 from ..position import FilePos, Gtid, MysqlGtidSet
-from .queries import Procedure, Query, QueryFailed, ScannedQuery, ScanQueries, client_error
+from ..wire.packets import ResultSet
+from .queries import Procedure, Query, QueryFailed, ScannedQuery, ScanQueries
 
 if TYPE_CHECKING:
     from ..aio.config import ReplicaConfig
 
-__all__ = ["connect_blocking", "run", "scan_queries"]
+__all__ = ["SqlConnection", "run", "scan_queries", "sql_literal"]
 
 T = TypeVar("T")
 
 
-def connect_blocking(config: ReplicaConfig) -> Any:
-    """A PyMySQL connection with the replica's address, account and TLS settings.
+class SqlConnection:
+    """A client connection to the primary over the project's own wire protocol.
 
-    Raises:
-        ConnectionLostError: the primary cannot be reached.
-        ServerError: the primary refused the login.
+    The same login as the replication connection (every auth plugin it knows:
+    mysql_native_password, caching_sha2_password, ed25519, parsec; TLS as the
+    config says), then statements one at a time (:class:`~replica_client.wire.
+    registration.QueryMachine`) over a blocking socket. Use as a context manager.
+
+    Raises (from the constructor and :meth:`rows`):
+        ConnectionLostError / ReplicaTimeoutError: the transport failed.
+        ServerError: the server refused the login or a statement.
     """
-    import pymysql
 
-    try:
-        return pymysql.connect(
-            host=config.host,
-            port=config.port,
-            unix_socket=config.unix_socket,
-            user=config.user,
-            password=config.password,
-            ssl=config.ssl_context(),
-            autocommit=True,
-            connect_timeout=config.connect_timeout,
-            charset="utf8mb4",
+    def __init__(self, config: ReplicaConfig) -> None:
+        import dataclasses
+
+        from ..wire.registration import QueryMachine
+
+        self.address = config.address
+        self._timeout = config.connect_timeout
+        self._ctx = config.ssl_context()
+        self._host = config.host
+        self._machine = QueryMachine(
+            dataclasses.replace(config.registration_settings(), start=None)
         )
-    except Exception as exc:
-        raise client_error(exc, config.address) from exc
+        self._sock: socket.socket | None = None
+        try:
+            if config.unix_socket:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(self._timeout)
+                sock.connect(config.unix_socket)
+            else:
+                sock = socket.create_connection((config.host, config.port), timeout=self._timeout)
+        except OSError as exc:
+            raise ConnectionLostError(
+                f"cannot connect to the primary at {self.address}: {exc}"
+            ) from exc
+        self._sock = sock
+        try:
+            self._pump(self._logged_in)
+        except BaseException:
+            self.close()
+            raise
+
+    def _logged_in(self) -> bool:
+        self._machine.next_result()  # the greeting and the login's packets
+        return self._machine.ready
+
+    def __enter__(self) -> SqlConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def rows(self, sql: str) -> list[tuple[str | None, ...]]:
+        """The rows ``sql`` returns (none for a statement without a result set)."""
+        self._machine.query(sql)
+        found: list[ResultSet] = []
+
+        def done() -> bool:
+            result = self._machine.next_result()
+            if result is not None:
+                found.append(result)
+            return bool(found)
+
+        self._pump(done)
+        return list(found[0].rows)
+
+    def _pump(self, done: Callable[[], bool]) -> None:
+        """Move bytes until ``done()`` (which processes what arrived) is true."""
+        machine = self._machine
+        try:
+            while True:
+                out = machine.data_to_send()
+                if out:
+                    self._send(out)
+                if machine.tls_requested:
+                    self._start_tls()
+                    continue
+                if done():
+                    return
+                if machine.data_to_send_pending:
+                    continue
+                self._receive()
+        except TimeoutError as exc:
+            raise ReplicaTimeoutError(
+                f"no answer from the primary at {self.address} for {self._timeout} s"
+            ) from exc
+        except OSError as exc:
+            raise ConnectionLostError(f"lost the primary at {self.address}: {exc}") from exc
+
+    def _send(self, data: bytes) -> None:
+        assert self._sock is not None
+        self._sock.sendall(data)
+
+    def _receive(self) -> None:
+        assert self._sock is not None
+        data = self._sock.recv(1 << 16)
+        if not data:
+            raise ConnectionLostError(f"the primary at {self.address} closed the connection")
+        self._machine.receive_data(data)
+
+    def _start_tls(self) -> None:
+        assert self._sock is not None
+        if self._ctx is None:
+            raise ConnectionLostError("the login asked for TLS but no SSL context was given")
+        server_hostname = self._host if self._ctx.check_hostname else None
+        try:
+            self._sock = self._ctx.wrap_socket(self._sock, server_hostname=server_hostname)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConnectionLostError(
+                f"TLS handshake with the primary at {self.address} failed: {exc}"
+            ) from exc
+        self._machine.tls_established()
 
 
-def _answer(conn: Any, query: Query, address: str) -> list[tuple[Any, ...]] | QueryFailed:
+def sql_literal(value: object) -> str:
+    """``value`` as an SQL literal that reads the same under every sql_mode: numbers
+    as they are, text as ``CONVERT(X'..' USING utf8mb4)``, None as NULL."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value).encode("utf-8")
+    return f"CONVERT(X'{text.hex()}' USING utf8mb4)" if text else "''"
+
+
+def _with_args(query: Query) -> str:
+    if not query.args:
+        return query.sql
+    return query.sql % tuple(sql_literal(a) for a in query.args)
+
+
+def _answer(conn: SqlConnection, query: Query) -> list[tuple[Any, ...]] | QueryFailed:
     try:
-        with conn.cursor() as cur:
-            cur.execute(query.sql, query.args or None)
-            return [tuple(r) for r in cur.fetchall()]
-    except Exception as exc:
-        args: tuple[Any, ...] = tuple(exc.args)
-        if args and isinstance(args[0], int) and args[0] in query.tolerate:
-            return QueryFailed(args[0], str(args[1]) if len(args) > 1 else "")
-        raise client_error(exc, address) from exc
+        return conn.rows(_with_args(query))
+    except ServerError as exc:
+        if exc.errno in query.tolerate:
+            return QueryFailed(exc.errno, exc.message)
+        raise
 
 
 def run(
     config: ReplicaConfig,
     procedure: Procedure[T],
     *,
-    conn: Any = None,
-    scan: Callable[[ReplicaConfig, FilePos | Gtid | MysqlGtidSet], list[ScannedQuery]]
+    conn: SqlConnection | None = None,
+    scan: Callable[[ReplicaConfig, FilePos | Gtid | MysqlGtidSet | None], list[ScannedQuery]]
     | None = None,
 ) -> T:
     """Drive ``procedure`` over a connection (``conn``, or one opened and closed here)."""
     own = conn is None
-    if own:
-        conn = connect_blocking(config)
+    if conn is None:
+        conn = SqlConnection(config)
     try:
         answer: Any = None
         while True:
@@ -82,7 +203,7 @@ def run(
             if isinstance(request, ScanQueries):
                 answer = (scan or scan_queries)(config, request.start)
             else:
-                answer = _answer(conn, request, config.address)
+                answer = _answer(conn, request)
     finally:
         if own:
             conn.close()
