@@ -46,6 +46,7 @@ from .binlog.decoder import EventDecoder, whole_event_head
 from .binlog.events import (
     Event,
     GtidEvent,
+    GtidListEvent,
     MysqlGtidEvent,
     TransactionPayloadEvent,
     event_type_name,
@@ -705,10 +706,9 @@ class ReplicaSession:
         if type(event) is TransactionPayloadEvent and event.events:
             self._pending_inner.extend(event.events)
         file, start, end, countable, boundary = t.step(header, event)
-        if (
-            self._await_gtid_start
-            and flags & _ARTIFICIAL
-            and (type_code == _GTID_LIST or self.flavor is Flavor.MYSQL)
+        if self._await_gtid_start and (
+            (flags & _ARTIFICIAL and (type_code == _GTID_LIST or self.flavor is Flavor.MYSQL))
+            or (type(event) is GtidListEvent and self._reached(event))
         ):
             self._await_gtid_start = False
         checkpoint = None
@@ -742,6 +742,16 @@ class ReplicaSession:
             event is not None and (types is None or isinstance(event, types)),
             bytes(payload[offset:]) if self._keep_raw else None,
         )
+
+    def _reached(self, event: GtidListEvent) -> bool:
+        """A MariaDB GTID start: the file's own GTID_LIST (not an artificial one) says its
+        events come after the requested state, as when the state ends exactly where a
+        file begins (the primary then sends no artificial GTID_LIST)."""
+        start = self._machine.start
+        if not isinstance(start, Gtid):
+            return False
+        listed = {g.domain: g.seq for g in event.gtids}
+        return all(listed.get(t.domain, -1) >= t.seq for t in start.triples)
 
     def _ack_early(self, payload: bytes, header: EventHeader) -> None:
         """ACK a flagged event (``payload``, whose ``header`` was checked) framed after
