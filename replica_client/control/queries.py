@@ -49,6 +49,7 @@ __all__ = [
     "server_facts",
     "table_definitions",
     "table_defs_from_rows",
+    "tracked_patterns",
     "tracked_schemas",
 ]
 
@@ -498,7 +499,7 @@ def prepare_history(
         if before == after:
             break
         between = yield ScanQueries(before.position or before.gtid)
-        history = _history(facts, read)
+        history = _history(facts, read, tables)
         if not any(_touched(history, q.event) for q in _ddl(between) if _before(q, after)):
             break
     else:
@@ -506,7 +507,7 @@ def prepare_history(
             f"the table definitions could not be read between two DDL statements in "
             f"{CAPTURE_ATTEMPTS} attempts (DDL keeps coming); try again later"
         )
-    history = _history(facts, read)
+    history = _history(facts, read, tables)
     if start in ("now", after.position, after.gtid):
         return PreparedHistory(facts, history, after, scanned=False)
     typed = facts.mariadb and any(
@@ -528,26 +529,35 @@ def prepare_history(
                 "(BINLOG MONITOR / REPLICATION CLIENT)"
             )
         scan_start = FilePos(str(logs[0][0]), 4)
-    last: dict[tuple[str, str], DdlMark] = {}
+    last: dict[tuple[str, str], tuple[DdlMark, int]] = {}
+    counts: dict[DdlMark, int] = {}
     for q in _ddl((yield ScanQueries(scan_start))):
         if not _before(q, after):
             break
+        mark = DdlMark.of(q.event)
+        counts[mark] = n = counts.get(mark, 0) + 1  # the stream counts alike
         for key in _touched(history, q.event):
-            last[key] = DdlMark.of(q.event)
-    marks: dict[DdlMark, list[tuple[str, str]]] = {}
-    for key, mark in last.items():
-        marks.setdefault(mark, []).append(key)
+            last[key] = (mark, n)
+    marks: dict[tuple[DdlMark, int], list[tuple[str, str]]] = {}
+    for key, which in last.items():
+        marks.setdefault(which, []).append(key)
     return PreparedHistory(facts, history.with_pending(marks, read.tables), after, scanned=True)
 
 
-def _history(facts: ServerFacts, read: Definitions) -> SchemaHistory:
+def tracked_patterns(tables: TableFilter | None) -> tuple[str, ...] | None:
+    """The schema patterns a history follows for this filter (None: every schema)."""
+    patterns = () if tables is None else tables.include
+    return tuple(sorted({p.split(".", 1)[0] for p in patterns})) if patterns else None
+
+
+def _history(facts: ServerFacts, read: Definitions, tables: TableFilter | None) -> SchemaHistory:
     explicit = facts.variables.get("explicit_defaults_for_timestamp", "").upper()
     return SchemaHistory.from_definitions(
         read.tables,
         mariadb=facts.mariadb,
         version=facts.major_minor,
         databases=read.databases,
-        schemas=read.databases,
+        schemas=tracked_patterns(tables),
         origin=f"information_schema of {facts.version}",
     ).replace(
         explicit_defaults_for_timestamp={"ON": True, "1": True, "OFF": False, "0": False}.get(

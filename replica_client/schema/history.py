@@ -28,6 +28,7 @@ primary after a failover).
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ TableKey = tuple[str, str]
 Unproven = Literal["error", "positional"]
 
 _FORMAT: Final = 1  # the JSON form's version
+#: Schemas whose tables are the server's own: never tracked.
+_SYSTEM_SCHEMAS: Final = frozenset({"information_schema", "performance_schema", "sys"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +106,15 @@ class SchemaHistory:
         tables: (schema, table) -> its definition or :class:`Unknown`; a table
             not in it is not known (not tracked, or not visible to the account).
         databases: database -> default collation.
-        schemas: the tracked databases (None: all); DDL of other databases is
+        schemas: the tracked databases, as ``fnmatch`` patterns (the schema part
+            of the table filter's patterns; None: all but the server's own); DDL
+            of other databases is
             not followed.
-        pending: DDL events after which tables take their ``captured`` definition.
+        pending: DDL events after which tables take their ``captured`` definition:
+            (mark, n) for the n-th DDL with that mark since the history's start
+            (identical statements in one second share a mark).
         captured: the definitions ``pending`` installs.
+        seen: how many DDL events of each pending mark were applied so far.
         changed: the tables whose definition the binlog gave since the history's
             start (DDL, TABLE_MAPs): a checkpoint keeps them whatever its filter.
         explicit_defaults_for_timestamp: the primary's global setting (how a
@@ -122,8 +130,9 @@ class SchemaHistory:
     tables: Mapping[TableKey, TableState] = field(default_factory=dict)
     databases: Mapping[str, str] = field(default_factory=dict)
     schemas: tuple[str, ...] | None = None
-    pending: Mapping[DdlMark, tuple[TableKey, ...]] = field(default_factory=dict)
+    pending: Mapping[tuple[DdlMark, int], tuple[TableKey, ...]] = field(default_factory=dict)
     captured: Mapping[TableKey, TableDef] = field(default_factory=dict)
+    seen: Mapping[DdlMark, int] = field(default_factory=dict)
     changed: frozenset[TableKey] = frozenset()
     unverified: frozenset[TableKey] = frozenset()
     explicit_defaults_for_timestamp: bool | None = None
@@ -134,6 +143,7 @@ class SchemaHistory:
         object.__setattr__(self, "databases", _frozen(self.databases))
         object.__setattr__(self, "pending", _frozen(self.pending))
         object.__setattr__(self, "captured", _frozen(self.captured))
+        object.__setattr__(self, "seen", _frozen(self.seen))
 
     # -- building ---------------------------------------------------------------------------
 
@@ -161,20 +171,25 @@ class SchemaHistory:
         )
 
     def tracks(self, schema: str) -> bool:
-        """True when DDL of ``schema`` is followed."""
-        return self.schemas is None or schema in self.schemas
+        """True when DDL of ``schema`` is followed (also a database created later)."""
+        if self.schemas is None:
+            return schema.lower() not in _SYSTEM_SCHEMAS
+        return any(fnmatch.fnmatchcase(schema, p) for p in self.schemas)
 
     def replace(self, **changes: Any) -> SchemaHistory:
         return dataclasses.replace(self, **changes)
 
     def with_pending(
-        self, marks: Mapping[DdlMark, Iterable[TableKey]], captured: Mapping[TableKey, TableDef]
+        self,
+        marks: Mapping[tuple[DdlMark, int], Iterable[TableKey]],
+        captured: Mapping[TableKey, TableDef],
     ) -> SchemaHistory:
-        """This history before the DDL ``marks`` name: each mark's tables are
-        :class:`Unknown` until the stream reaches it, then take their ``captured``
-        definition (the mark must be each table's last DDL before the capture)."""
+        """This history before the DDL ``marks`` name ((mark, n): the n-th DDL with that
+        mark from here on): each mark's tables are :class:`Unknown` until the stream
+        reaches it, then take their ``captured`` definition (the mark must be each
+        table's last DDL before the capture)."""
         tables = dict(self.tables)
-        waiting: dict[DdlMark, tuple[TableKey, ...]] = {}
+        waiting: dict[tuple[DdlMark, int], tuple[TableKey, ...]] = {}
         for mark, named in marks.items():
             keys = tuple(sorted(set(named)))
             waiting[mark] = keys
@@ -189,6 +204,7 @@ class SchemaHistory:
             tables=tables,
             pending=waiting,
             captured={k: v for k, v in captured.items() if k in used},
+            seen={},
         )
 
     # -- the JSON form ----------------------------------------------------------------------
@@ -217,8 +233,10 @@ class SchemaHistory:
             out["schemas"] = list(self.schemas)
         if self.pending:
             out["pending"] = [
-                [*m.to_json(), [list(k) for k in keys]] for m, keys in self.pending.items()
+                [*m.to_json(), n, [list(k) for k in keys]] for (m, n), keys in self.pending.items()
             ]
+            if self.seen:
+                out["seen"] = [[*m.to_json(), n] for m, n in self.seen.items()]
             out["captured"] = [d.to_json() for _, d in sorted(self.captured.items())]
         if self.changed:
             out["changed"] = [list(k) for k in sorted(self.changed)]
@@ -250,8 +268,13 @@ class SchemaHistory:
                 else:
                     tables[key] = table_from_json(entry)
             pending = {
-                DdlMark(int(p[0]), int(p[1]), str(p[2])): tuple((str(s), str(t)) for s, t in p[3])
+                (DdlMark(int(p[0]), int(p[1]), str(p[2])), int(p[3])): tuple(
+                    (str(s), str(t)) for s, t in p[4]
+                )
                 for p in data.get("pending", ())
+            }
+            seen = {
+                DdlMark(int(p[0]), int(p[1]), str(p[2])): int(p[3]) for p in data.get("seen", ())
             }
             captured = {
                 (d.schema, d.name): d for d in map(table_from_json, data.get("captured", ()))
@@ -265,6 +288,7 @@ class SchemaHistory:
                 schemas=None if schemas is None else tuple(str(s) for s in schemas),
                 pending=pending,
                 captured=captured,
+                seen=seen,
                 changed=frozenset((str(s), str(t)) for s, t in data.get("changed", ())),
                 unverified=frozenset((str(s), str(t)) for s, t in data.get("unverified", ())),
                 explicit_defaults_for_timestamp=data.get("explicit_defaults_for_timestamp"),
@@ -345,9 +369,12 @@ def apply_ddl(
 
 
 def _with_pending(history: SchemaHistory, mark: DdlMark) -> SchemaHistory:
-    keys = history.pending.get(mark)
-    if keys is None:
+    if not any(m == mark for m, _ in history.pending):
         return history
+    n = history.seen.get(mark, 0) + 1
+    keys = history.pending.get((mark, n))
+    if keys is None:
+        return history.replace(seen={**history.seen, mark: n})
     tables = dict(history.tables)
     for k in keys:
         captured = history.captured.get(k)
@@ -355,11 +382,13 @@ def _with_pending(history: SchemaHistory, mark: DdlMark) -> SchemaHistory:
             tables.pop(k, None)
         else:
             tables[k] = captured
-    pending = {m: ks for m, ks in history.pending.items() if m != mark}
+    pending = {m: ks for m, ks in history.pending.items() if m != (mark, n)}
     captured_left = {
         k: d for k, d in history.captured.items() if any(k in ks for ks in pending.values())
     }
-    return history.replace(tables=tables, pending=pending, captured=captured_left)
+    still = {m for m, _ in pending}
+    seen = {m: c for m, c in {**history.seen, mark: n}.items() if m in still}
+    return history.replace(tables=tables, pending=pending, captured=captured_left, seen=seen)
 
 
 def __getattr__(name: str) -> Any:
