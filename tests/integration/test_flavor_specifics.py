@@ -14,7 +14,6 @@ import json
 import pymysql
 
 import replica_client as rc
-from replica_client import control
 from replica_client.binlog.events import (
     GtidEvent,
     MysqlGtidEvent,
@@ -138,7 +137,7 @@ async def test_mysql_partial_json_updates(mariadb_primary_factory: PrimaryFactor
     assert isinstance(last, rc.PartialJson) and last.diffs
 
 
-async def test_mysql_vector_and_minimal_metadata_with_a_schema_provider(
+async def test_mysql_vector_and_minimal_metadata_named_by_the_history_or_a_provider(
     mariadb_primary_factory: PrimaryFactory,
 ) -> None:
     srv = mariadb_primary_factory(
@@ -149,17 +148,25 @@ async def test_mysql_vector_and_minimal_metadata_with_a_schema_provider(
     )
     srv.sql("INSERT INTO rc_spec.t VALUES (1, STRING_TO_VECTOR('[1.5, -2, 0.25]'), 4000000000)")
     shown = json.loads(str(srv.sql("SELECT VECTOR_TO_STRING(v) FROM rc_spec.t")[0][0]))
+    # the schema history (the default) names the columns MINIMAL metadata leaves out
     async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+        named = [c.after async for c in stream.changes() if c.table == "t"]
+    assert named == [{"id": 1, "v": shown, "n": 4000000000}]
+    # without it, the binlog's own: positions, and a signedness MINIMAL does carry
+    cfg = config_for(srv, start=start, blocking=False, schema_history="off")
+    async with rc.connect(cfg) as stream:
         plain = [c.after async for c in stream.changes() if c.table == "t"]
     assert plain == [{"@1": 1, "@2": shown, "@3": 4000000000}]
-    provider = control.InformationSchemaProvider(config_for(srv))
+    provider = rc.InformationSchemaProvider(config_for(srv))
     try:
-        cfg = config_for(srv, start=start, blocking=False, schema_provider=provider)
+        cfg = config_for(
+            srv, start=start, blocking=False, schema_provider=provider, schema_history="off"
+        )
         async with rc.connect(cfg) as stream:
-            named = [c.after async for c in stream.changes() if c.table == "t"]
+            provided = [c.after async for c in stream.changes() if c.table == "t"]
     finally:
         await provider.aclose()
-    assert named == [{"id": 1, "v": shown, "n": 4000000000}]
+    assert provided == named
 
 
 async def test_mysql_caching_sha2_over_tls(mariadb_primary_factory: PrimaryFactory) -> None:

@@ -1,4 +1,4 @@
-"""The aiomysql control connection, and the schema provider on a primary that
+"""The aiomysql control helpers, and the schema provider on a primary that
 writes MINIMAL row metadata (no column names in the binlog)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ipaddress
 import uuid
 
 import replica_client as rc
-from replica_client import control
+from replica_client.aio import control
 from replica_client.binlog.events import WriteRowsEvent
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
@@ -57,14 +57,21 @@ async def test_schema_provider_names_minimal_metadata(
     srv.sql("REPLACE INTO rc_names.p VALUES (1, 'one')")
     provider = control.InformationSchemaProvider(config_for(srv))
     try:
-        # without the provider: positional names only
-        async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+        # without a schema history or a provider: positional names only
+        off = config_for(srv, start=start, blocking=False, schema_history="off")
+        async with rc.connect(off) as stream:
             plain = [e async for e in stream if isinstance(e, WriteRowsEvent)]
         assert plain[0].table.column_names == ("@1", "@2")
-        cfg = config_for(srv, start=start, blocking=False, schema_provider=provider)
+        cfg = config_for(
+            srv, start=start, blocking=False, schema_provider=provider, schema_history="off"
+        )
         async with rc.connect(cfg) as stream:
             changes = [c async for c in stream.changes()]
         assert changes[0].after == {"id": 1, "label": "one"}
+        # the schema history (the default) names them too, with no provider
+        async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+            history = [c async for c in stream.changes()]
+        assert history[0].after == {"id": 1, "label": "one"}
     finally:
         await provider.aclose()
 
@@ -101,13 +108,20 @@ async def test_schema_provider_types_uuid_and_inet(mariadb_primary: MariaDBServe
     }
     provider = control.InformationSchemaProvider(config_for(srv))
     try:
-        async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+        off = config_for(srv, start=start, blocking=False, schema_history="off")
+        async with rc.connect(off) as stream:
             plain = [c.after async for c in stream.changes() if c.table == "u"]
-        cfg = config_for(srv, start=start, blocking=False, schema_provider=provider)
+        cfg = config_for(
+            srv, start=start, blocking=False, schema_provider=provider, schema_history="off"
+        )
         async with rc.connect(cfg) as stream:
             typed = [c.after async for c in stream.changes() if c.table == "u"]
     finally:
         await provider.aclose()
+    # the schema history (the default) types them as the provider does
+    async with rc.connect(config_for(srv, start=start, blocking=False)) as stream:
+        history = [c.after async for c in stream.changes() if c.table == "u"]
+    assert history == typed
     assert len(plain) == len(typed) == len(_TYPED_ROWS)
     for untyped, value in zip(plain, typed, strict=True):
         assert untyped is not None and value is not None
