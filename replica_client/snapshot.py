@@ -132,10 +132,6 @@ NO_LOG_MESSAGE: Final = (
 # -- where a read stands in the binlog --------------------------------------------------------
 
 
-def _file_order(pos: FilePos) -> tuple[int, str, int]:
-    return (len(pos.file), pos.file, pos.pos)
-
-
 @dataclass(frozen=True, slots=True)
 class ReadPoint:
     """The binlog point a read of rows stands at: the transactions before it are in the rows.
@@ -154,7 +150,7 @@ class ReadPoint:
             return _gtid_in(change.gtid, self.gtid)
         if change.position is None:
             return False
-        return _file_order(change.position) < _file_order(self.position)
+        return change.position.order < self.position.order
 
     def passed(self, position: FilePos | None, gtid: Gtid | MysqlGtidSet | None) -> bool:
         """Whether a stream that delivered up to ``position`` / ``gtid`` has passed this point."""
@@ -166,7 +162,7 @@ class ReadPoint:
                 return not self.gtid.missing_from(gtid)
         if position is None:
             return False
-        return _file_order(position) >= _file_order(self.position)
+        return position.order >= self.position.order
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.position.file, "pos": self.position.pos, "gtid": _gtid_text(self.gtid)}
