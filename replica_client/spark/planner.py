@@ -88,6 +88,8 @@ class PlannedPartition:
 
 
 _CACHE_ENTRIES = 8
+#: The keys of an offset's JSON that hold histories (left out of messages).
+_HISTORIES = frozenset({"schema", "initial_schema"})
 _MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
 
 _Key = tuple[tuple[str, int, str], tuple[str, int, str]]
@@ -114,13 +116,19 @@ class Offset:
     #: schemaHistory=off or an offset written before histories were kept). Not
     #: compared: two offsets at one binlog point of one query hold the same history.
     schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: In the end offset of a query's first stream batch only: the history at the
+    #: query's initial offset, which Spark does not log (a replay of that batch after
+    #: a restart starts from a newly made initial offset, whose history is not the
+    #: one the batch was planned with).
+    initial_schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Offset:
         try:
             snapshot = data.get("snapshot")
             schema = data.get("schema")
-            if schema is not None and not isinstance(schema, dict):
+            initial = data.get("initial_schema")
+            if not all(isinstance(v, dict | None) for v in (schema, initial)):
                 raise TypeError("schema is not an object")
             return cls(
                 str(data.get("file") or ""),
@@ -129,11 +137,12 @@ class Offset:
                 str(data.get("host") or ""),
                 json.dumps(snapshot, separators=(",", ":")) if snapshot else "",
                 schema,
+                initial,
             )
         except (KeyError, TypeError, ValueError) as exc:
             shown = data
             if isinstance(data, dict):
-                shown = {k: v for k, v in data.items() if k != "schema"}
+                shown = {k: v for k, v in data.items() if k not in _HISTORIES}
             raise ConfigError(f"not an offset of the mariadb_binlog source: {shown!r}") from exc
 
     def to_json(self) -> dict[str, Any]:
@@ -146,6 +155,8 @@ class Offset:
             out["snapshot"] = json.loads(self.snapshot)
         if self.schema is not None:
             out["schema"] = self.schema
+        if self.initial_schema is not None:
+            out["initial_schema"] = self.initial_schema
         return out
 
     def history(self) -> SchemaHistory | None:
@@ -193,7 +204,7 @@ class Offset:
 
     def shown(self) -> dict[str, Any]:
         """The offset for messages (without its schema history)."""
-        return {k: v for k, v in self.to_json().items() if k != "schema"}
+        return {k: v for k, v in self.to_json().items() if k not in _HISTORIES}
 
     def gtid_state(self) -> Gtid | MysqlGtidSet:
         """The GTID state at this offset (MariaDB state or MySQL executed set)."""
@@ -413,6 +424,8 @@ class StreamPlanner:
                 self._live_history = _history(txn.schema)
         if end != start:
             end = replace(end, schema=self._history_json(history))
+            if start == self._initial and not start.snapshot:  # the query's first batch
+                end = replace(end, initial_schema=start.schema)
             self._remember((start.key, end.key), taken)
         return end
 
@@ -434,6 +447,8 @@ class StreamPlanner:
         """The partitions of the batch ``[start, end)`` (re-read when not cached)."""
         if start == end:
             return []
+        if end.initial_schema is not None:  # the first batch: its start's history as planned
+            start = replace(start, schema=end.initial_schema)
         txns = self._cache.pop((start.key, end.key), None)
         if txns is None:
             txns = self._reread(start, end)
@@ -503,8 +518,10 @@ class StreamPlanner:
     def _history_at(self, offset: Offset) -> SchemaHistory | None:
         """The history a dump from ``offset`` starts with: the offset's own (a restarted
         query never reads the primary's current definitions for an offset that has one)."""
+        if not self.opts.uses_history:
+            return None
         history = offset.history()
-        if history is not None or not self.opts.uses_history:
+        if history is not None:
             return history
         return self._history_at_start(offset)  # an offset of a query run before histories
 

@@ -14,8 +14,10 @@ Process layout, as Spark runs it:
   replication connection) is created lazily in the long-lived driver-side
   Python process that Spark keeps for the query, and is never pickled.
 * ``read(partition)`` runs on executors: it decodes binlog files (batch) or
-  the raw events a partition carries (stream) with the shared ``EventDecoder``
-  and yields ``pyarrow.RecordBatch`` es of the changelog schema.
+  the raw events a partition carries (stream) with the shared ``EventDecoder``,
+  its TABLE_MAPs completed from the schema histories the partition carries
+  (:mod:`~replica_client.spark.history`), and yields ``pyarrow.RecordBatch`` es
+  of the changelog schema.
 """
 
 from __future__ import annotations

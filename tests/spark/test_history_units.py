@@ -224,3 +224,45 @@ def test_typed_struct_from_a_table_definition() -> None:
     ]  # fmt: skip
     assert layout[5].labels == ("x", "y")
     assert layout[13].kind == layout[14].kind == "text_value"  # uuid.UUID, IPv4Address -> str
+
+
+def test_the_first_batch_is_replayed_with_the_history_it_was_planned_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spark does not log a query's initial offset: a replay of the first batch after a
+    restart starts from a newly made one. Its end offset holds the history it started
+    with, and the replay decodes with that one."""
+    from replica_client.spark.planner import StreamPlanner
+
+    opts = parse_options({"user": "u", "serverId": "9", "tables": "shop.t"})
+    planner = StreamPlanner(opts)
+    planned, now = _history(_T), _history()
+    forms = HistoryJson(opts.tables)
+    initial = Offset("b.000001", 4, "0-1-1", "127.0.0.1:3306", schema=forms(planned))
+    planner._initial = initial
+    txns = iter(
+        [Txn(b"F", "b.000001", [(4, b"x")], "0-1-2", FilePos("b.000001", 100), "0-1-2", 10, 0,
+             True, now)]
+    )  # fmt: skip
+    monkeypatch.setattr(planner, "_open", lambda start, **kw: None)
+    monkeypatch.setattr(planner, "_next", lambda: next(txns, None))
+    end = planner.latest_offset(Offset.from_json(initial.to_json()), None, None)
+    assert end.schema == forms(now) and end.initial_schema == initial.schema
+    logged = Offset.from_json(json.loads(json.dumps(end.to_json())))
+    assert "initial_schema" not in str(logged.shown())
+    # the replay after a restart: a new initial offset, made with other definitions
+    fresh = Offset("b.000001", 4, "0-1-1", "127.0.0.1:3306", schema=forms(now))
+    starts: list[SchemaHistory | None] = []
+
+    def reread(start: Offset, end: Offset) -> list[Txn]:
+        starts.append(start.history())
+        return []
+
+    monkeypatch.setattr(planner, "_reread", reread)
+    planner._cache.clear()
+    planner.plan(fresh, logged)
+    assert starts[0] is not None and starts[0].tables == planned.tables
+    # later batches hold their own history only
+    later = Offset("b.000001", 100, "0-1-2", "127.0.0.1:3306", schema=forms(now))
+    planner.plan(later, Offset("b.000001", 200, "0-1-3", "127.0.0.1:3306", schema=forms(now)))
+    assert starts[1] is not None and starts[1].tables == now.tables
