@@ -9,6 +9,7 @@ same; the test suite runs both).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import os
 from collections.abc import Callable
@@ -26,11 +27,10 @@ def _load() -> ModuleType | None:
     if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
         return None
     try:
-        from . import _speedups  # type: ignore[attr-defined]
+        # by name: the compiled module has no stubs for the type checker to read
+        return importlib.import_module(f"{__package__}._speedups")
     except ImportError:
         return None
-    module: ModuleType = _speedups
-    return module
 
 
 _SPEEDUPS = _load()
