@@ -170,6 +170,7 @@ class ChangeBuilder:
         "_layouts",
         "_names_cache",
         "_position",
+        "_remedy",
         "_statements",
         "_tables",
         "_time",
@@ -184,6 +185,7 @@ class ChangeBuilder:
         statements: Statements = "error",
         tables: TableFilter | None = None,
         binlog_format: str | None = None,
+        remedy: str | None = None,
     ) -> None:
         if statements not in ("error", "deliver"):
             raise ConfigError(f"statements must be 'error' or 'deliver', not {statements!r}")
@@ -191,6 +193,8 @@ class ChangeBuilder:
         self._statements = statements
         self._tables = tables if tables else None
         self._binlog_format = binlog_format
+        #: What StatementLoggedError suggests besides binlog_format=ROW (None: its own).
+        self._remedy = remedy
         self._transactions = TransactionTracker()
         self._file: str | None = None
         self._position = PositionMaker().make
@@ -267,6 +271,7 @@ class ChangeBuilder:
                 return []
         names = tuple(f"{s}.{t}" for s, t in targets or ())
         if self._statements == "error":
+            extra = {} if self._remedy is None else {"remedy": self._remedy}
             raise StatementLoggedError(
                 event.query,
                 schema=event.schema,
@@ -274,6 +279,7 @@ class ChangeBuilder:
                 position=str(position) if position is not None else "",
                 gtid=gtid,
                 binlog_format=self._binlog_format,
+                **extra,
             )
         one = targets[0] if targets is not None and len(targets) == 1 else None
         return [

@@ -221,6 +221,9 @@ class StatementLoggedError(ReplicaError):
         position: str = "",
         gtid: str | None = None,
         binlog_format: str | None = None,
+        remedy: str = (
+            "or pass statements='deliver' to receive such statements as op='statement' changes"
+        ),
     ) -> None:
         self.statement = statement
         self.schema = schema
@@ -249,8 +252,7 @@ class StatementLoggedError(ReplicaError):
             f"rows were changed by a statement logged as SQL text ({where}): {text!r}; "
             f"{setting}, so the binlog has no row images of this change. Set "
             "binlog_format=ROW on the primary (SET GLOBAL binlog_format=ROW, and in its "
-            "configuration file; sessions already open keep theirs), or pass "
-            "statements='deliver' to receive such statements as op='statement' changes"
+            f"configuration file; sessions already open keep theirs), {remedy}"
         )
 
 

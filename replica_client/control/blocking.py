@@ -209,15 +209,18 @@ def run(
             conn.close()
 
 
-def scan_queries(config: ReplicaConfig, start: FilePos | Gtid | MysqlGtidSet) -> list[ScannedQuery]:
-    """Every QueryEvent of the binlog from ``start`` to its end now, read over a
-    replication connection (the config's server id; rows are not decoded)."""
+def scan_queries(
+    config: ReplicaConfig, start: FilePos | Gtid | MysqlGtidSet | None
+) -> list[ScannedQuery]:
+    """Every QueryEvent of the binlog from ``start`` (None: its first file) to its end
+    now, read over a replication connection (the config's server id; rows are not
+    decoded)."""
     import dataclasses
 
     from ..blocking import BlockingReplica
     from ..session import ReplicaSession
 
-    settings = dataclasses.replace(config.registration_settings(start), blocking=False)
+    settings = dataclasses.replace(config.registration_settings(), start=start, blocking=False)
     options = dataclasses.replace(config.decoder, decode_rows=False)
     session = ReplicaSession(settings, decoder_options=options)
     out: list[ScannedQuery] = []

@@ -88,10 +88,11 @@ class ScannedQuery:
 
 @dataclass(frozen=True, slots=True)
 class ScanQueries:
-    """Read the binlog from ``start`` to its end (now) over a replication connection;
-    the answer is every QueryEvent met (a list of :class:`ScannedQuery`)."""
+    """Read the binlog from ``start`` (None: the first file the primary has) to its end
+    (now) over a replication connection; the answer is every QueryEvent met (a list of
+    :class:`ScannedQuery`)."""
 
-    start: FilePos | Gtid | MysqlGtidSet
+    start: FilePos | Gtid | MysqlGtidSet | None
 
 
 #: What a runner sends back into a procedure.
@@ -520,15 +521,8 @@ def prepare_history(
         return PreparedHistory(
             facts, history.replace(unverified=frozenset(history.tables)), after, scanned=False
         )
+    # None: "earliest", the first binlog the primary has (as the stream's own dump)
     scan_start = start if isinstance(start, FilePos | Gtid | MysqlGtidSet) else None
-    if scan_start is None:  # "earliest": the first binlog the primary has
-        logs = yield Query("SHOW BINARY LOGS", tolerate=ACCESS_DENIED)
-        if isinstance(logs, QueryFailed) or not logs:
-            raise SchemaHistoryError(
-                "reading the binlog from its first file for DDL needs SHOW BINARY LOGS "
-                "(BINLOG MONITOR / REPLICATION CLIENT)"
-            )
-        scan_start = FilePos(str(logs[0][0]), 4)
     last: dict[tuple[str, str], tuple[DdlMark, int]] = {}
     counts: dict[DdlMark, int] = {}
     for q in _ddl((yield ScanQueries(scan_start))):

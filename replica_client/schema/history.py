@@ -389,12 +389,3 @@ def _with_pending(history: SchemaHistory, mark: DdlMark) -> SchemaHistory:
     still = {m for m, _ in pending}
     seen = {m: c for m, c in {**history.seen, mark: n}.items() if m in still}
     return history.replace(tables=tables, pending=pending, captured=captured_left, seen=seen)
-
-
-def __getattr__(name: str) -> Any:
-    # SchemaTracker moved to .tracker; this name stays importable from here meanwhile
-    if name == "SchemaTracker":
-        from .tracker import SchemaTracker
-
-        return SchemaTracker
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

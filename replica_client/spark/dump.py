@@ -16,7 +16,7 @@ Row counts (for ``maxRowsPerTrigger``) need the rows decoded; that happens here
 only when asked (``count_rows=True``).
 
 With a schema history (``definitions``, a
-:class:`~replica_client.schema.history.SchemaTracker`) the session's decoder
+:class:`~replica_client.schema.tracker.SchemaTracker`) the session's decoder
 completes every kept TABLE_MAP from it, so a TABLE_MAP it cannot prove raises
 :class:`~replica_client.errors.SchemaHistoryError` here, in the driver, and
 follows every DDL; each :class:`Txn` carries the history valid after it

@@ -11,7 +11,7 @@ where its events are.
 
 - Stream: the driver prepares the history at the query's start
   (:func:`prepare`, as ``connect()`` does), its dump session follows every DDL
-  with a :class:`~replica_client.schema.history.SchemaTracker`, every offset
+  with a :class:`~replica_client.schema.tracker.SchemaTracker`, every offset
   carries the history valid there (:class:`HistoryJson`: the JSON form, kept
   to the tables of the ``tables`` option and those the binlog changed) and a
   restarted query resumes from its offset's, and each partition carries the
@@ -201,5 +201,11 @@ def statement_check(
 ) -> Callable[[QueryEvent, FilePos | None, str | None], object]:
     """The statement rule for the tables of ``opts``: raises StatementLoggedError for a
     QueryEvent that changed rows of a selected table as SQL text."""
-    builder = ChangeBuilder(statements="error", tables=opts.tables, binlog_format=binlog_format)
+    builder = ChangeBuilder(
+        statements="error",
+        tables=opts.tables,
+        binlog_format=binlog_format,
+        remedy="or leave such tables out of the source's tables option: the changelog has no "
+        "row for a statement",
+    )
     return builder.statement
