@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["CHARSETS", "GenColumn", "GenTable", "generate_table", "quote"]
+__all__ = [
+    "CHARSETS",
+    "EXACT_LABEL_CHARSETS",
+    "GenColumn",
+    "GenTable",
+    "generate_column",
+    "generate_table",
+    "quote",
+]
 
 #: charset -> (bytes per character at most, characters to draw text from)
 CHARSETS: dict[str, tuple[int, str]] = {
@@ -30,6 +39,15 @@ CHARSETS: dict[str, tuple[int, str]] = {
     "euckr": (2, "abc한국어"),
     "eucjpms": (3, "abc日本語〜"),
 }
+
+
+#: Character sets in which a schema history can tell how the server keeps non-ASCII
+#: ENUM/SET labels of a statement (Unicode ones, and the single-byte latin1); in the
+#: others it cannot (replica_client/schema/ddl.py ``labels_in``), so the oracle writes
+#: them only where the binlog carries the labels (binlog_row_metadata=FULL).
+EXACT_LABEL_CHARSETS = frozenset(
+    {"latin1", "utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32"}
+)
 
 
 def quote(text: str) -> str:
@@ -56,6 +74,10 @@ class GenColumn:
     row_bytes: int = 0
     #: a BLOB/TEXT column (omitted from NOBLOB images)
     blob: bool = False
+    #: the type family it was drawn from (``generate_column(pick=...)``), -1: none
+    family: int = -1
+    #: the character set of a text, ENUM or SET column
+    charset: str | None = None
 
     def value(self, rng: random.Random) -> str:
         if self.nullable and rng.random() < 0.1:
@@ -63,9 +85,21 @@ class GenColumn:
         return self.gen(rng)
 
     def renamed(self, name: str) -> GenColumn:
-        return GenColumn(
-            name, self.ddl, self.kind, self.gen, self.fsp, self.nullable, self.row_bytes, self.blob
-        )
+        return replace(self, name=name)
+
+    def nullable_copy(self) -> GenColumn:
+        """The same column, NULL allowed (what an added GEOMETRY/JSON column needs)."""
+        if self.nullable:
+            return self
+        return replace(self, ddl=self.ddl.replace(" NOT NULL", " NULL"), nullable=True)
+
+    def converted(self, charset: str) -> GenColumn:
+        """The column after ``CONVERT TO CHARACTER SET charset`` (its type's name may
+        grow, TEXT to MEDIUMTEXT: the kind stays)."""
+        if self.charset is None:
+            return self
+        ddl = re.sub(r"CHARACTER SET \w+", f"CHARACTER SET {charset}", self.ddl)
+        return replace(self, ddl=ddl, charset=charset)
 
 
 @dataclass(frozen=True)
@@ -265,15 +299,69 @@ def _vector(n: int) -> Gen:
     return rand
 
 
-def _labels(r: random.Random, charset: str, n: int) -> list[str]:
+def _labels(r: random.Random, charset: str, n: int, exact: bool) -> list[str]:
     extra = [ch for ch in CHARSETS[charset][1] if ch.isalpha() and not ch.isascii()]
     prefix = r.choice(extra) if extra and r.random() < 0.5 else "v"
+    if exact and charset not in EXACT_LABEL_CHARSETS:
+        prefix = "v"
     return [f"{prefix}{i}" for i in range(n)]
 
 
-def _column(r: random.Random, name: str, flavor: str, version: str) -> GenColumn:
-    """One column of a random type (every type this flavour supports)."""
-    pick = r.randint(0, 18)
+#: the type families of ``generate_column`` (``pick``)
+FAMILIES = 19
+#: families of text, ENUM and SET columns (those with a character set)
+CHARSET_FAMILIES = (11, 12, 14, 15)
+
+
+def generate_column(
+    r: random.Random,
+    name: str,
+    flavor: str,
+    version: str,
+    *,
+    pick: int | None = None,
+    charset: str | None = None,
+    exact_labels: bool = False,
+) -> GenColumn:
+    """One column of a random type (every type this flavour supports).
+
+    ``pick`` forces the type family (0 to ``FAMILIES - 1``: the same family is a
+    compatible type change, another one an incompatible one); ``charset`` the
+    character set of a text, ENUM or SET column (family 14 is then TEXT, not
+    BLOB); ``exact_labels`` keeps ENUM/SET labels ASCII in the character sets
+    outside :data:`EXACT_LABEL_CHARSETS`.
+    """
+    return _column(r, name, flavor, version, pick, charset, exact_labels)
+
+
+def _column(
+    r: random.Random,
+    name: str,
+    flavor: str,
+    version: str,
+    forced: int | None = None,
+    forced_charset: str | None = None,
+    exact_labels: bool = False,
+) -> GenColumn:
+    pick = r.randint(0, 18) if forced is None else forced
+    col = _typed_column(r, name, flavor, version, pick, forced_charset, exact_labels)
+    return replace(col, family=pick)
+
+
+def _charset(r: random.Random, forced: str | None) -> str:
+    drawn = r.choice(list(CHARSETS))
+    return drawn if forced is None else forced
+
+
+def _typed_column(
+    r: random.Random,
+    name: str,
+    flavor: str,
+    version: str,
+    pick: int,
+    forced_charset: str | None,
+    exact_labels: bool,
+) -> GenColumn:
     nullable = r.random() < 0.4
     null = " NULL" if nullable else " NOT NULL"
     if pick <= 2:
@@ -316,7 +404,7 @@ def _column(r: random.Random, name: str, flavor: str, version: str) -> GenColumn
         ddl = f"TIMESTAMP({fsp}) NULL DEFAULT NULL"
         return GenColumn(name, ddl, "timestamp", _timestamp(fsp, far), fsp, True)
     if pick in (11, 12):
-        charset = r.choice(list(CHARSETS))
+        charset = _charset(r, forced_charset)
         width = CHARSETS[charset][0]
         if r.random() < 0.3:
             n = r.choice([1, 10, 255])
@@ -326,7 +414,15 @@ def _column(r: random.Random, name: str, flavor: str, version: str) -> GenColumn
             n = r.choice([255 // width, 255 // width + 1, 256 // width + 1, 20, 300])
             ddl = f"VARCHAR({n}) CHARACTER SET {charset}"
         gen = _text(charset, n)
-        return GenColumn(name, ddl + null, "text", gen, nullable=nullable, row_bytes=n * width + 2)
+        return GenColumn(
+            name,
+            ddl + null,
+            "text",
+            gen,
+            nullable=nullable,
+            row_bytes=n * width + 2,
+            charset=charset,
+        )
     if pick == 13:
         if r.random() < 0.4:
             n = r.choice([1, 16, 255])
@@ -339,23 +435,27 @@ def _column(r: random.Random, name: str, flavor: str, version: str) -> GenColumn
         word, size, big = r.choice(
             [("TINY", 255, 0), ("", 65535, 0), ("MEDIUM", 1 << 24, 200_000), ("LONG", 1 << 32, 0)]
         )
-        if r.random() < 0.5:
-            charset = r.choice(list(CHARSETS))
+        if r.random() < 0.5 or forced_charset is not None:
+            charset = _charset(r, forced_charset)
             width = CHARSETS[charset][0]
             ddl = f"{word}TEXT CHARACTER SET {charset}"
             gen = _long_text(charset, size // width, big // 4)
-            return GenColumn(name, ddl + null, "text", gen, nullable=nullable, blob=True)
+            return GenColumn(
+                name, ddl + null, "text", gen, nullable=nullable, blob=True, charset=charset
+            )
         gen = _bytes(size, big if word != "LONG" else 1_200_000)
         return GenColumn(name, f"{word}BLOB" + null, "bytes", gen, nullable=nullable, blob=True)
     if pick == 15:
-        charset = r.choice(list(CHARSETS))
+        charset = _charset(r, forced_charset)
         if r.random() < 0.5:
-            labels = _labels(r, charset, r.choice([1, 3, 255, 256, 300]))
+            labels = _labels(r, charset, r.choice([1, 3, 255, 256, 300]), exact_labels)
             ddl = "ENUM(" + ",".join(quote(x) for x in labels) + f") CHARACTER SET {charset}"
-            return GenColumn(name, ddl + null, "enum", _enum(labels), nullable=nullable)
-        labels = _labels(r, charset, r.choice([1, 8, 9, 64]))
+            gen = _enum(labels)
+            return GenColumn(name, ddl + null, "enum", gen, nullable=nullable, charset=charset)
+        labels = _labels(r, charset, r.choice([1, 8, 9, 64]), exact_labels)
         ddl = "SET(" + ",".join(quote(x) for x in labels) + f") CHARACTER SET {charset}"
-        return GenColumn(name, ddl + null, "set", _set(labels), nullable=nullable)
+        gen = _set(labels)
+        return GenColumn(name, ddl + null, "set", gen, nullable=nullable, charset=charset)
     if pick == 16:
         return GenColumn(name, "JSON" + null, "json", _json(), nullable=nullable, blob=True)
     if pick == 18 and flavor == "mysql":
@@ -382,14 +482,23 @@ def _year() -> Gen:
 _ROW_BUDGET = 30_000
 
 
-def generate_table(seed: int, flavor: str, version: str, max_columns: int = 60) -> GenTable:
-    """A table of 1 to ``max_columns`` random columns plus ``id`` at a random place."""
+def generate_table(
+    seed: int | str,
+    flavor: str,
+    version: str,
+    max_columns: int = 60,
+    *,
+    exact_labels: bool = False,
+    prefix: str = "c",
+) -> GenTable:
+    """A table of 1 to ``max_columns`` random columns plus ``id`` at a random place
+    (``exact_labels``: see :func:`generate_column`; ``prefix``: of the column names)."""
     r = random.Random(seed)
     count = r.choice([1, 2, r.randint(1, max_columns), r.randint(1, max_columns), max_columns])
     columns: list[GenColumn] = []
     budget = _ROW_BUDGET
     for i in range(count):
-        col = _column(r, f"c{i}", flavor, version)
+        col = _column(r, f"{prefix}{i}", flavor, version, exact_labels=exact_labels)
         if col.row_bytes > budget:
             continue
         budget -= col.row_bytes
@@ -398,10 +507,15 @@ def generate_table(seed: int, flavor: str, version: str, max_columns: int = 60) 
     rev = GenColumn("rev", "INT NOT NULL", "int", _zero)
     columns.insert(r.randint(0, len(columns)), pk)
     columns.insert(r.randint(0, len(columns)), rev)
-    return GenTable(seed, tuple(columns))
+    return GenTable(seed if isinstance(seed, int) else 0, tuple(columns))
 
 
-def extra_column(seed: int, index: int, flavor: str, version: str) -> GenColumn:
+def extra_column(
+    seed: int, index: int, flavor: str, version: str, *, exact_labels: bool = False
+) -> GenColumn:
     """A column for ``ALTER TABLE ... ADD`` (its own stream of randomness)."""
-    col = _column(random.Random(seed * 7919 + index), f"a{index}", flavor, version)
-    return col if col.row_bytes <= 2_000 else extra_column(seed, index + 1000, flavor, version)
+    r = random.Random(seed * 7919 + index)
+    col = _column(r, f"a{index}", flavor, version, exact_labels=exact_labels)
+    if col.row_bytes <= 2_000:
+        return col
+    return extra_column(seed, index + 1000, flavor, version, exact_labels=exact_labels)

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from replica_client.changes import Change
-from tests.gen_oracle.run import Expected, Transaction, Workload, compare
+from tests.gen_oracle.run import Expected, Text, Transaction, Workload, compare
 from tests.gen_oracle.schema import GenColumn, GenTable, generate_table
 
 _COLUMNS = (
@@ -22,7 +22,7 @@ def _change(table: str, op: str, after: dict[str, Any] | None, before: Any = Non
 
 
 def _workload(committed: bool = True) -> Workload:
-    wl = Workload(1, "gen_1", GenTable(1, _COLUMNS), "FULL", True)
+    wl = Workload(1, "gen_1", GenTable(1, _COLUMNS), "FULL", "FULL")
     tx = Transaction(1, _COLUMNS, committed)
     tx.changes.append(Expected("insert", None, {"id": "5", "rev": "0", "u": "4000000000"}, "INS"))
     wl.transactions.append(tx)
@@ -93,3 +93,52 @@ def test_the_generator_is_deterministic_and_covers_every_kind() -> None:
         "json",
         "geometry",
     }
+
+
+def test_keys_that_are_not_the_names_then_or_out_of_order_are_reported() -> None:
+    decoded = _decoded(4000000000)
+    decoded[1] = _change("t", "insert", {"@1": 5, "rev": 0, "u": 4000000000})
+    assert (
+        "decoded key '@1' is not a column"
+        in compare(decoded, _workload(), "mariadb").mismatches[-1]
+    )
+    decoded[1] = _change("t", "insert", {"rev": 0, "id": 5, "u": 4000000000})
+    mismatches = compare(decoded, _workload(), "mariadb").mismatches
+    assert mismatches == [
+        "tx 1 t insert-after: decoded keys in the order ['rev', 'id', 'u'], "
+        "the table's ['id', 'rev', 'u']"
+    ]
+
+
+def test_a_change_of_another_table_or_twice_is_reported() -> None:
+    decoded = _decoded(4000000000)
+    decoded[1] = _change("_t_gho", "insert", {"id": 5, "rev": 0, "u": 4000000000})
+    assert compare(decoded, _workload(), "mariadb").mismatches == [
+        "tx 1: decoded [('insert', '_t_gho')] != [('insert', 't')]"
+    ]
+    twice = _decoded(4000000000)
+    twice[2:2] = twice[:2]
+    assert "tx 1 decoded twice" in compare(twice, _workload(), "mariadb").mismatches
+
+
+def test_text_the_server_cannot_convert_compares_as_its_bytes() -> None:
+    text = GenColumn("s", "VARCHAR(5) CHARACTER SET sjis NOT NULL", "text", lambda r: "''")
+    columns = (*_COLUMNS[:2], text)
+    wl = Workload(1, "gen_1", GenTable(1, columns), "FULL", "NO_LOG")
+    tx = Transaction(1, columns, True)
+    tx.changes.append(
+        Expected("insert", None, {"id": "5", "rev": "0", "s": Text("a?", b"a\xfc")}, "I")
+    )
+    wl.transactions.append(tx)
+
+    def run(value: object) -> list[str]:
+        decoded = [
+            _change("m", "insert", {"k": 1}),
+            _change("t", "insert", {"id": 5, "rev": 0, "s": value}),
+            _change("m", "insert", {"k": 2}),
+        ]
+        return compare(decoded, wl, "mariadb").mismatches
+
+    assert run(b"a\xfc") == []
+    assert run("a?") == []
+    assert run(b"a?") != [] and run("a\xfc") != []
