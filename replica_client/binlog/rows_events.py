@@ -140,7 +140,16 @@ class TableMaps:
             the TABLE_MAP as it is).
     """
 
-    __slots__ = ("by_id", "decode_rows", "decoders", "definitions", "filter", "limit", "raw")
+    __slots__ = (
+        "by_id",
+        "completed",
+        "decode_rows",
+        "decoders",
+        "definitions",
+        "filter",
+        "limit",
+        "raw",
+    )
 
     def __init__(
         self, options: DecoderOptions, definitions: TableDefinitions | None = None
@@ -154,6 +163,10 @@ class TableMaps:
         self.definitions = definitions
         #: With ``definitions``: TABLE_MAPs as the binlog has them, by definition bytes.
         self.raw: dict[bytes, TableMapEvent] = {}
+        #: With ``definitions``: definition bytes -> (the definitions' state it was
+        #: completed in, the binlog layout, its row decoder or None when filtered out):
+        #: a repeat while both are the same binds that decoder without asking again.
+        self.completed: dict[bytes, tuple[object, int, RowDecoder | None]] = {}
 
     def clear(self) -> None:
         """Forget the statement's bindings (its end, a new file, a new FDE)."""
@@ -163,6 +176,26 @@ class TableMaps:
         """The TABLE_MAP bound to ``table_id``, if any."""
         entry = self.by_id.get(table_id)
         return entry[0] if entry is not None else None
+
+
+def _table_id(view: memoryview, pos: int, phl: int) -> int:
+    """The table id of a TABLE_MAP's post-header (u32 when it is 6 bytes, else u48)."""
+    if phl == 6:
+        return u32(view, pos)
+    if pos + 6 > len(view):
+        need(view, pos, 6, "u48")  # raises
+    lo, hi = U48.unpack_from(view, pos)
+    table_id: int = lo | hi << 32
+    return table_id
+
+
+def _rebuilt(header: EventHeader, table_id: int, decoder: RowDecoder) -> TableMapEvent:
+    """A repeat of the TABLE_MAP ``decoder`` was compiled for: only the header and the
+    table id differ (rebuilt positionally, without dataclasses.replace's introspection)."""
+    rest = decoder.table_rest
+    if rest is not None:
+        return _new_table_map(header, table_id, *rest)
+    return replace(decoder.table, header=header, table_id=table_id)
 
 
 def decode_table_map_event(
@@ -183,18 +216,7 @@ def decode_table_map_event(
     if decoder is not None:
         # Seen before (every transaction repeats its TABLE_MAPs): reuse the
         # decoded definition, only the header and the table id differ.
-        if phl == 6:
-            table_id = u32(view, pos)
-        else:
-            if pos + 6 > len(view):
-                need(view, pos, 6, "u48")  # raises
-            lo, hi = U48.unpack_from(view, pos)
-            table_id = lo | hi << 32
-        rest = decoder.table_rest
-        if rest is not None:
-            tm = _new_table_map(header, table_id, *rest)
-        else:
-            tm = replace(decoder.table, header=header, table_id=table_id)
+        tm = _rebuilt(header, _table_id(view, pos, phl), decoder)
         keep = True
     else:
         tm = decode_table_map(
@@ -227,38 +249,43 @@ def _completed_table_map(
     binlog has it (decoded once per definition), completed by the definitions of the
     point the binlog is at, then bound like any other."""
     phl = fmt.post_header_lens[_TABLE_MAP]
-    raw = maps.raw.get(definition)
-    if raw is None:
-        raw = decode_table_map(
-            header, view, pos, end, phl, fmt.mariadb, old_layout=fmt.old_table_map
-        )
-        if len(maps.raw) >= maps.limit:
-            maps.raw.clear()
-        maps.raw[definition] = raw
-        table_id = raw.table_id
-    elif phl == 6:
-        table_id = u32(view, pos)
+    definitions = maps.definitions
+    assert definitions is not None
+    state = definitions.state
+    hit = maps.completed.get(definition)
+    if hit is not None and hit[0] is state and hit[1] == layout and hit[2] is not None:
+        # a repeat (every transaction repeats its TABLE_MAPs) under the same definitions
+        decoder: RowDecoder | None = hit[2]
+        assert decoder is not None
+        table_id = _table_id(view, pos, phl)
+        tm = _rebuilt(header, table_id, decoder)
     else:
-        if pos + 6 > len(view):
-            need(view, pos, 6, "u48")  # raises
-        lo, hi = U48.unpack_from(view, pos)
-        table_id = lo | hi << 32
-    decoder: RowDecoder | None = None
-    if maps.filter is None or maps.filter(raw.schema, raw.table):
-        assert maps.definitions is not None
-        table, key = maps.definitions.table_map(raw, definition)
-        decoder = maps.decoders.lookup(layout, key)
-        if decoder is None:
-            decoder = maps.decoders.get(layout, key, table, fmt.mariadb)
-            if _TM_FAST and type(table) is TableMapEvent:
-                decoder.table_rest = _tm_rest(table)
-        rest = decoder.table_rest
-        if rest is not None:
-            tm = _new_table_map(header, table_id, *rest)
+        raw = maps.raw.get(definition)
+        if raw is None:
+            raw = decode_table_map(
+                header, view, pos, end, phl, fmt.mariadb, old_layout=fmt.old_table_map
+            )
+            if len(maps.raw) >= maps.limit:
+                maps.raw.clear()
+            maps.raw[definition] = raw
+            table_id = raw.table_id
         else:
-            tm = replace(decoder.table, header=header, table_id=table_id)
-    else:
-        tm = replace(raw, header=header, table_id=table_id)
+            table_id = _table_id(view, pos, phl)
+        decoder = None
+        if maps.filter is None or maps.filter(raw.schema, raw.table):
+            table, key = definitions.table_map(raw, definition)
+            decoder = maps.decoders.lookup(layout, key)
+            if decoder is None:
+                decoder = maps.decoders.get(layout, key, table, fmt.mariadb)
+                if _TM_FAST and type(table) is TableMapEvent:
+                    decoder.table_rest = _tm_rest(table)
+            tm = _rebuilt(header, table_id, decoder)
+            state = definitions.state  # (completing may have taught the definitions)
+        else:
+            tm = replace(raw, header=header, table_id=table_id)
+        if len(maps.completed) >= maps.limit:
+            maps.completed.clear()
+        maps.completed[definition] = (state, layout, decoder)
     by_id = maps.by_id
     if len(by_id) >= maps.limit and table_id not in by_id:
         raise LimitExceededError(

@@ -121,10 +121,7 @@ class SchemaTracker:
             raise ValueError(f"unproven must be 'error' or 'positional', not {unproven!r}")
         self.history = history
         self.unproven = unproven
-        if interpret is None:
-            from .ddl import interpret as default_interpret
-
-            interpret = default_interpret
+        # the SQL parser is imported with the first DDL statement, not before
         self._interpret = interpret
         # TABLE_MAP definition bytes -> (table state used, resolved TABLE_MAP, cache key)
         self._resolved: dict[bytes, tuple[TableState | None, TableMapEvent, bytes]] = {}
@@ -143,6 +140,10 @@ class SchemaTracker:
 
         if classify(event.query) is not StatementKind.TABLE_DDL:
             return
+        if self._interpret is None:
+            from .ddl import interpret
+
+            self._interpret = interpret
         self.history = apply_ddl(self.history, event, self._interpret)
 
     # -- TABLE_MAPs -------------------------------------------------------------------------
