@@ -138,6 +138,10 @@ class Workload:
     def end_marker(self) -> int:
         return len(self.transactions) + 1
 
+    def ddl_after_a_commit(self) -> bool:
+        """Whether a DDL statement ran after a committed transaction."""
+        return any(tx.committed and tx.ddl < len(self.ddl) for tx in self.transactions)
+
     def counts(self) -> dict[str, int]:
         """Rows per op written to the table named ``t`` at the time."""
         out = {"insert": 0, "update": 0, "delete": 0}
@@ -708,7 +712,10 @@ def run_workload(
                 if ghost.copy_next > ghost.copy_last and (done >= transactions or r.random() < 0.5):
                     runner.swap(number)
             elif done < transactions and number > 1:
-                forced = done == transactions - 1 and len(wl.ddl) == 1
+                # the restarted consumer stops before a DDL that follows a committed
+                # transaction: make sure there is one (every one before may have been
+                # rolled back)
+                forced = done == transactions - 1 and not wl.ddl_after_a_commit()
                 if forced or r.random() < DDL_CHANCE:
                     runner.random_ddl(number, forced)
             if done >= transactions:

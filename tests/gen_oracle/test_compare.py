@@ -142,3 +142,15 @@ def test_text_the_server_cannot_convert_compares_as_its_bytes() -> None:
     assert run(b"a\xfc") == []
     assert run("a?") == []
     assert run(b"a?") != [] and run("a\xfc") != []
+
+
+def test_a_ddl_after_a_commit_is_told_from_one_after_rollbacks_only() -> None:
+    wl = _workload(committed=False)
+    wl.ddl = [(1, "CREATE TABLE t (id INT)")]
+    wl.transactions[0].ddl = 1
+    wl.ddl.append((2, "ALTER TABLE t ADD COLUMN x INT"))
+    assert not wl.ddl_after_a_commit()  # the only transaction before it was rolled back
+    wl.transactions[0].committed = True
+    assert wl.ddl_after_a_commit()
+    wl.ddl.pop()
+    assert not wl.ddl_after_a_commit()
