@@ -63,6 +63,7 @@ from ..binlog.events import (
     WriteRowsEvent,
 )
 from ..jsonvalues import decimal_text, json_value, set_labels, time_text
+from ..position import binlog_file_order
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -164,9 +165,10 @@ _encode: Final = _make_encoder()
 
 
 def file_number(name: str) -> int:
-    """The numeric extension of a binlog file name (``mysql-bin.000042`` -> 42)."""
-    _, _, ext = name.rpartition(".")
-    return int(ext) if ext.isdigit() else 0
+    """The numeric extension of a binlog file name (``mysql-bin.000042`` -> 42; 0 for a
+    name without one), as the project's file order (``binlog_file_order``) reads it."""
+    _, number, other = binlog_file_order(name)
+    return 0 if other else number
 
 
 def sequence(file: str, pos: int, row_index: int) -> int:

@@ -57,10 +57,9 @@ from .options import SourceOptions
 __all__ = ["BinlogDump", "Txn", "position_key"]
 
 
-def position_key(pos: FilePos) -> tuple[int, str, int]:
-    """Sort key of a binlog position: file number, file name, offset."""
-    _, _, ext = pos.file.rpartition(".")
-    return (int(ext) if ext.isdigit() else 0, pos.file, pos.pos)
+def position_key(pos: FilePos) -> tuple[str, int, str, int]:
+    """Sort key of a binlog position: ``FilePos.order``, the project's one file order."""
+    return pos.order
 
 
 @dataclass(slots=True)

@@ -67,7 +67,7 @@ from ..config import DecoderOptions
 from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in, file_spans
 from ..schema import SchemaHistory, SchemaTracker, Unproven
-from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder
+from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder, file_number
 from .history import history_from_json, load_history_file, span_histories, statement_check
 from .options import SourceOptions, parse_options
 from .planner import Offset, StreamPlanner, TxnSlice, query
@@ -227,9 +227,7 @@ def expand_paths(paths: tuple[str, ...]) -> list[Path]:
 
 
 def _ext_number(path: Path) -> int:
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    _, _, ext = name.rpartition(".")
-    return int(ext) if ext.isdigit() else 0
+    return file_number(path.name.removesuffix(".gz"))
 
 
 class BinlogBatchReader(DataSourceReader):
