@@ -29,6 +29,8 @@ from tests.integration._stream_support import REPL_USER, config_for, repl_user
 
 __all__: list[str] = []
 
+pytestmark = pytest.mark.integration
+
 SECRET = "Sekr1t-pw-never-shown"
 
 

@@ -26,6 +26,8 @@ from tests.integration._stream_support import REPL_PASSWORD, REPL_USER, next_ser
 
 __all__: list[str] = []
 
+pytestmark = pytest.mark.integration
+
 
 def _config(primary: MariaDBServer, replica: MariaDBServer, **options: Any) -> rc.ReplicaConfig:
     base: dict[str, Any] = {

@@ -308,6 +308,7 @@ def test_errors_are_one_line_and_exit_nonzero(mariadb_primary: MariaDBServer) ->
     assert debug.returncode != 0 and "Traceback" in debug.stderr
 
 
+@pytest.mark.integration
 def test_demo_as_the_readme_runs_it() -> None:
     proc = run_cli("demo", timeout=180)
     assert proc.returncode == 0, proc.stderr

@@ -30,6 +30,8 @@ from ._support import REPO, fresh_database, gtid_now, next_server_id
 
 __all__: list[str] = []
 
+pytestmark = pytest.mark.integration
+
 REDIS_URL = os.environ.get("REPLICA_CLIENT_TEST_REDIS", "redis://127.0.0.1:6379/0")
 CDC_USER, CDC_PASSWORD = "rc_cdc", "cdc-Secret-pw-8812"
 

@@ -23,6 +23,8 @@ from tests.integration._stream_support import REPL_PASSWORD, REPL_USER, next_ser
 
 __all__: list[str] = []
 
+pytestmark = pytest.mark.integration
+
 
 def _planner(primary: MariaDBServer, replica: MariaDBServer, start: str) -> StreamPlanner:
     opts = parse_options(

@@ -29,6 +29,8 @@ from ._support import BINLOG_MAGIC, default_binlog_settings, process_gone, varia
 
 __all__: list[str] = []
 
+pytestmark = pytest.mark.integration
+
 #: Flavour id -> (variant, the version it must report).
 FLAVORS = {
     "mariadb-10.11": (ServerVariant(), "10.11."),

@@ -203,6 +203,7 @@ def stamp_of(cache: Path) -> dict[str, object]:
     return data
 
 
+@pytest.mark.integration
 def test_two_processes_provision_once(provisioned: tuple[Path, Path]) -> None:
     cache, log = provisioned
     downloaders = {line.split()[0] for line in log.read_text().splitlines() if " download " in line}
@@ -211,6 +212,7 @@ def test_two_processes_provision_once(provisioned: tuple[Path, Path]) -> None:
     assert leftovers(cache) == []
 
 
+@pytest.mark.integration
 def test_the_stamp_records_packages_and_versions(provisioned: tuple[Path, Path]) -> None:
     cache, _log = provisioned
     stamp = stamp_of(cache)
@@ -239,6 +241,7 @@ def test_the_stamp_records_packages_and_versions(provisioned: tuple[Path, Path])
     assert "11.8." in version.stdout
 
 
+@pytest.mark.integration
 def test_provisioning_again_touches_no_apt_tool(
     provisioned: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +258,7 @@ def test_provisioning_again_touches_no_apt_tool(
     assert not marker.exists()
 
 
+@pytest.mark.integration
 def test_a_failed_redo_leaves_the_working_prefix_alone(
     provisioned: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -268,6 +272,7 @@ def test_a_failed_redo_leaves_the_working_prefix_alone(
     assert leftovers(cache) == []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "damage",
     ["remove the server binary", "corrupt the stamp", "stamp of another suite"],

@@ -225,6 +225,7 @@ def test_create_user(mariadb_primary: MariaDBServer, plugin: str) -> None:
     assert "REPLICATION SLAVE" in grants
 
 
+@pytest.mark.integration
 def test_stop_reaps_the_process(tmp_path: Path) -> None:
     server = MariaDBServer(base_dir=tmp_path)
     server.start()
@@ -242,6 +243,7 @@ def test_stop_reaps_the_process(tmp_path: Path) -> None:
     server.close()
 
 
+@pytest.mark.integration
 def test_start_failure_reports_the_error_log(tmp_path: Path) -> None:
     server = MariaDBServer(ServerVariant(extra_args=("--no-such-option-xyz",)), base_dir=tmp_path)
     with pytest.raises(ServerStartError) as info:
@@ -253,6 +255,7 @@ def test_start_failure_reports_the_error_log(tmp_path: Path) -> None:
     server.close()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("flavor", "version"),
     [("mariadb", ""), ("mariadb", "11.8"), ("mysql", "9.7")],
