@@ -41,6 +41,7 @@ __all__ = [
     "Buffer",
     "encode_lenenc_bytes",
     "encode_lenenc_int",
+    "is_mariadb_version",
     "need",
     "read_cstring",
     "read_lenenc_bytes",
@@ -216,3 +217,12 @@ def server_text(raw: Buffer) -> str:
         return str(raw, "utf-8")
     except UnicodeDecodeError:
         return str(raw, "latin-1")
+
+
+def is_mariadb_version(version: str | bytes) -> bool:
+    """Whether a server's version text (``VERSION()``, the greeting, a
+    FORMAT_DESCRIPTION_EVENT) is MariaDB's; anything else speaks MySQL. The one
+    place the flavour is decided from a version."""
+    if isinstance(version, bytes):
+        return b"mariadb" in version.lower()
+    return "mariadb" in version.lower()

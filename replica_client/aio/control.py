@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import aiomysql
 
+from ..codec import is_mariadb_version
 from ..control.queries import (
     PRIMARY_STATE_SQL,
     PrimaryState,
@@ -110,7 +111,7 @@ class ServerInfo:
 async def server_info(conn: Any) -> ServerInfo:
     """Version, flavor and binlog settings of the primary."""
     version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    mariadb = "mariadb" in version.lower()
+    mariadb = is_mariadb_version(version)
     variables = {
         str(name).lower(): value
         for name, value in await _rows(
@@ -141,7 +142,7 @@ async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidS
     the account lacks it or binary logging is off.
     """
     version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    mariadb = "mariadb" in version.lower()
+    mariadb = is_mariadb_version(version)
     filepos: FilePos | None = None
     for statement in ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"):
         try:
@@ -163,7 +164,7 @@ async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidS
 async def primary_state(conn: Any) -> PrimaryState:
     """Flavor, read-only flag and GTID state (no privilege needed beyond a login)."""
     version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    row = (await _rows(conn, PRIMARY_STATE_SQL["mariadb" in version.lower()]))[0]
+    row = (await _rows(conn, PRIMARY_STATE_SQL[is_mariadb_version(version)]))[0]
     return primary_state_from(version, row)
 
 

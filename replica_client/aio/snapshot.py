@@ -31,6 +31,7 @@ import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
+from ..codec import is_mariadb_version
 from ..control.queries import client_error
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
@@ -117,7 +118,7 @@ class SnapshotReader:
         # Raw values: each column is converted by its plan, as the decoder types it.
         self._conn = await open_control(cfg, use_unicode=False, conv={})
         version = (await self._rows("SELECT VERSION()"))[0][0]
-        self._mariadb = b"mariadb" in version.lower()
+        self._mariadb = is_mariadb_version(version)
         metadata = await self._variable("binlog_row_metadata")
         # With a schema history the stream's TABLE_MAPs are completed from it (ENUM/SET
         # as labels whatever the metadata); without one, NO_LOG gives no charsets.

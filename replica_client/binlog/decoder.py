@@ -49,7 +49,7 @@ from types import MethodType
 from typing import Final
 
 from ..accel import speedups
-from ..codec import need, server_text, u16, u32, until_nul
+from ..codec import is_mariadb_version, need, server_text, u16, u32, until_nul
 from ..config import DecoderOptions
 from ..errors import (
     ChecksumMismatchError,
@@ -717,7 +717,7 @@ def _has_checksum_alg(version: bytes) -> bool:
     if m is None:
         return False
     v = (int(m[1]), int(m[2]), int(m[3]))
-    if b"mariadb" in version.lower():
+    if is_mariadb_version(version):
         return v >= (5, 3, 0)
     return v >= (5, 6, 1)
 

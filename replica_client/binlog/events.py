@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import ClassVar, Final, NamedTuple
 
+from ..codec import is_mariadb_version
 from ..position import GtidTriple
 from .constants import EventFlag, EventType
 from .header import EventHeader
@@ -146,7 +147,7 @@ class FormatDescriptionEvent(Event):
 
     @property
     def is_mariadb(self) -> bool:
-        return "mariadb" in self.server_version.lower()
+        return is_mariadb_version(self.server_version)
 
 
 @dataclass(frozen=True, slots=True)

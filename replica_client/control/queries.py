@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from ..binlog.events import QueryEvent
+from ..codec import is_mariadb_version
 from ..config import TableFilter
 from ..errors import ConnectionLostError, ReplicaError, server_error
 from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
@@ -184,7 +185,7 @@ _FACT_VARIABLES: Final = (
 
 def is_mariadb(version: str) -> bool:
     """The flavour of a server from its ``VERSION()`` text."""
-    return "mariadb" in version.lower()
+    return is_mariadb_version(version)
 
 
 def server_facts() -> Procedure[ServerFacts]:
@@ -218,7 +219,7 @@ PRIMARY_STATE_SQL: dict[bool, str] = {
 
 def primary_state_from(version: str, row: Sequence[Any]) -> PrimaryState:
     """A :class:`PrimaryState` from ``SELECT VERSION()`` and the row of ``PRIMARY_STATE_SQL``."""
-    if "mariadb" in version.lower():
+    if is_mariadb_version(version):
         held = parse_gtid_triples(str(row[2] or ""))
         return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")), held)
     read_only = bool(int(row[0])) or bool(int(row[1]))

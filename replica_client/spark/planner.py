@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..codec import is_mariadb_version
 from ..control.queries import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
 from ..errors import (
     BinlogPositionError,
@@ -277,7 +278,7 @@ def resolve_start(opts: SourceOptions) -> Offset:
         raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
     end = FilePos(str(rows[0][0]), int(rows[0][1]))
     version = str(query(opts, "SELECT VERSION()")[0][0])
-    if "mariadb" in version.lower():
+    if is_mariadb_version(version):
         found = query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
         gtid = str(found[0][0] or "") if found else ""
     else:
@@ -289,7 +290,7 @@ def resolve_start(opts: SourceOptions) -> Offset:
 def probe_primary(opts: SourceOptions) -> PrimaryState:
     """Whether the server of ``opts`` is a writable primary, and its GTID state."""
     version = str(query(opts, "SELECT VERSION()")[0][0])
-    row = query(opts, PRIMARY_STATE_SQL["mariadb" in version.lower()])[0]
+    row = query(opts, PRIMARY_STATE_SQL[is_mariadb_version(version)])[0]
     return primary_state_from(version, row)
 
 

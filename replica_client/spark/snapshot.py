@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..codec import is_mariadb_version
 from ..errors import SnapshotError
 from ..snapshot import (
     COLUMNS_SQL,
@@ -82,7 +83,7 @@ def _text(value: Any) -> str:
 
 def _server(conn: Any) -> tuple[bool, bool]:
     """(MariaDB?, ENUM/SET as labels?) of the primary; raises on NO_LOG metadata."""
-    mariadb = b"mariadb" in _rows(conn, "SELECT VERSION()")[0][0].lower()
+    mariadb = is_mariadb_version(_rows(conn, "SELECT VERSION()")[0][0])
     found = _rows(conn, "SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'")
     metadata = _text(found[0][1]).upper() if found else ""
     if mariadb and metadata in ("", "NO_LOG"):

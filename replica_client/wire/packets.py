@@ -20,6 +20,7 @@ from ..codec import (
     U32,
     U64,
     encode_lenenc_bytes,
+    is_mariadb_version,
     read_cstring,
     read_lenenc_bytes_or_null,
     read_lenenc_int_or_null,
@@ -160,7 +161,7 @@ class Handshake:
     @property
     def is_mariadb(self) -> bool:
         """True when the server says it is MariaDB (else we speak MySQL flavor)."""
-        return "mariadb" in self.server_version.lower()
+        return is_mariadb_version(self.server_version)
 
 
 def parse_handshake(payload: bytes) -> Handshake:
