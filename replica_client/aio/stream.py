@@ -445,7 +445,7 @@ class BinlogStream:
     def _pass(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
         event = item.event
-        # metrics (StreamMetrics._observe, inlined: this runs for every event)
+        # the metrics, counted here: this runs for every event
         m = self.metrics
         m.bytes += item.size
         if item.countable:  # never a heartbeat

@@ -64,7 +64,7 @@ _speedups: Final[Any] = speedups()
 ACCELERATED: Final = _speedups is not None
 
 #: The accelerator's value layouts by name: the one table of them, ``enum Code`` in
-#: ``_speedups.c`` (which exports its own as ``LAYOUT_CODES``; tests/binlog/test_rowplan.py
+#: ``csrc/rows.c`` (which exports its own as ``LAYOUT_CODES``; tests/binlog/test_rowplan.py
 #: checks that they agree). ``column_spec`` picks one per column.
 LAYOUTS: Final[dict[str, int]] = {
     name: code
@@ -96,7 +96,7 @@ LAYOUTS: Final[dict[str, int]] = {
         ]
     )
 }
-#: How a STRING layout turns bytes into a value (``STRING_CONVERSIONS`` in ``_speedups.c``).
+#: How a STRING layout turns bytes into a value (``STRING_CONVERSIONS`` in ``csrc/rows.c``).
 CONVERSIONS: Final[dict[str, int]] = {"AS_BYTES": 0, "AS_UTF8": 1, "AS_LATIN1": 2, "AS_UTF8MB3": 3}
 
 FALLBACK: Final = LAYOUTS["FALLBACK"]
