@@ -30,6 +30,7 @@ rows of a selected table as SQL text raises
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -45,13 +46,11 @@ from ..binlog.events import (
     WriteRowsEvent,
 )
 from ..blocking import BlockingReplica
-from ..changes import ChangeBuilder
 from ..config import DecoderOptions
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import SchemaTracker
 from ..session import ReplicaSession
-from ..tls import client_ssl_context
-from ..wire.registration import RegistrationSettings
+from .history import replica_config, statement_check
 from .options import SourceOptions
 
 __all__ = ["BinlogDump", "Txn", "position_key"]
@@ -122,19 +121,15 @@ class BinlogDump:
         definitions: SchemaTracker | None = None,
         binlog_format: str | None = None,
     ) -> None:
-        opts.require_connection()
-        assert opts.server_id is not None
-        settings = RegistrationSettings(
-            user=opts.user,
-            password=opts.password.encode("utf-8"),
-            server_id=opts.server_id,
-            start=start,
+        # the registration connect() would make with these options, as a one-off read
+        config = dataclasses.replace(
+            replica_config(opts),
             blocking=False,
             heartbeat_period=0.0,
             semi_sync="off",
             annotate_rows=False,
-            tls=opts.tls != "off",
         )
+        settings = config.registration_settings(start)
         decoder = DecoderOptions(
             verify_checksum=opts.verify_checksum, tables=opts.tables, decode_rows=count_rows
         )
@@ -146,14 +141,12 @@ class BinlogDump:
             definitions=definitions,
         )
         # The one rule for statements logged as SQL text (raises StatementLoggedError).
-        self._statements = ChangeBuilder(
-            statements="error", tables=opts.tables, binlog_format=binlog_format
-        )
+        self._statement = statement_check(opts, binlog_format)
         self._replica = BlockingReplica(
             session,
             opts.host,
             opts.port,
-            ssl_context=client_ssl_context(opts.tls, opts.tls_ca),
+            ssl_context=config.ssl_context(),
             connect_timeout=opts.connect_timeout,
             read_timeout=opts.read_timeout,
         )
@@ -179,7 +172,7 @@ class BinlogDump:
         gtid: str | None = None
         nbytes = rows = 0
         real = False
-        statement = self._statements.statement
+        statement = self._statement
         for item in self._replica.items():
             event = item.event
             if item.countable:
