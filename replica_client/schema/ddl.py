@@ -51,6 +51,35 @@ MariaDB 10.11, 11.8 and MySQL 9.7):
 - The default collation of a character set is the server's default
   (``character_set_collations`` of MariaDB 11, ``default_collation_for_utf8mb4``
   of MySQL at their default values); ``utf8`` is ``utf8mb3``.
+
+What the servers do that the rules above follow (each seen on all three
+unless a flavour is named):
+
+- ALTER TABLE applies a CHANGE/MODIFY without position in the old column's
+  place, then the ADDs and positioned changes in statement order, AFTER
+  naming columns by their new names; DROP, CHANGE, RENAME COLUMN and MariaDB's
+  IF [NOT] EXISTS test the old table's columns (ADD COLUMN IF NOT EXISTS also
+  the names added or changed before it in the statement).
+- A primary key's columns are NOT NULL (MariaDB makes them so silently) and
+  stay NOT NULL when the key is dropped; MySQL drops a column from its key,
+  MariaDB refuses to drop a column of a several-column key.
+- CONVERT TO CHARACTER SET grows TEXT kinds to hold as many characters as
+  before (latin1 TEXT -> utf8mb4 MEDIUMTEXT); the columns the same ALTER
+  defines take the new character set as declared, except that MySQL sizes a
+  changed TEXT column by the old column's length (reported unknown). It keeps
+  the *bytes* of ENUM/SET labels and reads them in the new character set
+  (latin1 'é' becomes 'Ã©' in utf8mb4; into ucs2 MariaDB gives '?', MySQL
+  ''): reported unknown unless the bytes read the same.
+- ENUM/SET labels lose trailing spaces (not in the binary character set); a
+  character the column's character set lacks becomes '?'.
+- ``BINARY`` with ``COLLATE``: MySQL takes the character set's _bin
+  collation, MariaDB the COLLATE (it refuses one that is not binary).
+- MariaDB JSON is LONGTEXT utf8mb4_bin (a COLLATE may change it);
+  GEOMETRYCOLLECTION is ``geomcollection`` on MySQL.
+- MariaDB's DEFAULT CHARACTER SET x with CONVERT TO y: the columns take y,
+  the table default x (MySQL refuses the pair).
+- A sequence is a table of eight NOT NULL columns; MariaDB 11.5+ types the
+  first four by ``AS``.
 """
 
 from __future__ import annotations
@@ -394,6 +423,8 @@ class _Run:
         elif isinstance(tree, d.RenameTables):
             for pair in tree.expressions:
                 old_key, new_key = (self.key(t) for t in pair.expressions)
+                if tree.args.get("exists") and self.exists(old_key) is False:
+                    continue  # MariaDB's RENAME TABLE IF EXISTS skips a missing table
                 state = self.current(old_key)
                 self.set(old_key, None)
                 if state is None:
@@ -562,13 +593,14 @@ class _Run:
             kind = "float"
         if kind == "geometrycollection" and not self.ctx.mariadb:
             kind = "geomcollection"
-        params = [p.this for p in kind_node.expressions]
+        params = [_label_text(p) for p in kind_node.expressions]
         numbers = [int(p) for p in params] if kind not in ("enum", "set") else []
         unsigned = bool(kind_node.args.get("unsigned") or kind_node.args.get("zerofill"))
         nullable = True
         null_given = False
         forced_not_null = False
-        generated = invisible = compressed = inline_pk = False
+        generated = invisible = inline_pk = False
+        compressed = bool(kind_node.args.get("compressed"))
         collate: str | None = None
         for attr in node.constraints:
             if not isinstance(attr, d.ColumnAttr):
@@ -633,8 +665,7 @@ class _Run:
         if kind in ("enum", "set"):
             if not labels:
                 raise _NotExactError(f"{phrase} without members")
-            # the server drops trailing spaces of the members
-            return replace(column, labels=tuple(label.rstrip(" ") for label in labels))
+            return replace(column, labels=tuple(labels))
         if kind in _INTEGERS or kind == "year":
             if n > 1:
                 raise _NotExactError(f"{phrase} with {n} parameters")
@@ -724,14 +755,14 @@ class _Run:
             if text_length is not None:
                 column = replace(column, data_type=_sized(kind, text_length))
             return column
-        if binary and collate is not None:
-            raise _NotExactError("BINARY and COLLATE for one column")
         if collate is not None or charset is not None:
             resolved = self.cs.resolve(charset, collate)
             assert resolved is not None
             cs, coll = resolved
-            if binary:
-                coll = self.cs.bin_collation(cs)
+            if binary and (collate is None or not self.ctx.mariadb):
+                coll = self.cs.bin_collation(cs)  # MySQL: BINARY wins over COLLATE
+            elif binary and not coll.endswith("_bin"):
+                raise _NotExactError(f"BINARY with COLLATE {coll}")  # MariaDB refuses it
         else:
             if table_cs is None:
                 raise _NotExactError("the table's default character set is not known")
@@ -742,6 +773,11 @@ class _Run:
             if column.labels and not all(label.isascii() for label in column.labels):
                 raise _NotExactError("non-ASCII ENUM/SET labels defined with CONVERT TO")
             cs, coll = convert
+            if binary:
+                coll = self.cs.bin_collation(cs)
+        if column.labels and cs != "binary":
+            # the server drops trailing spaces of the members (not of binary ones)
+            column = replace(column, labels=tuple(x.rstrip(" ") for x in column.labels))
         if cs == "binary":
             if kind in ("enum", "set"):
                 if not all(label.isascii() for label in column.labels):
@@ -822,10 +858,11 @@ class _Run:
                 elif action.this == "WITH SYSTEM VERSIONING":
                     raise _NotExactError("system versioning adds hidden row start and end columns")
             elif isinstance(action, d.ConvertCharset):
-                if convert is not None:
-                    raise _NotExactError("two CONVERT TO CHARACTER SET")
                 coll = action.expression.name if action.expression else None
-                convert = cs.resolve(action.this.name, coll)
+                target = cs.resolve(action.this.name, coll)
+                if convert is not None and target != convert:
+                    raise _NotExactError("two CONVERT TO CHARACTER SET")  # the servers refuse it
+                convert = target
         table_cs: tuple[str, str] | None
         if old.charset is not None and old.collation is not None:
             table_cs = (old.charset, old.collation)
@@ -1085,7 +1122,8 @@ class _Run:
                 self.databases[name] = None  # its tables are dropped
                 return
             if node.args.get("exists") and self.ctx.database_collation(name) is not None:
-                return
+                return  # both servers log CREATE DATABASE IF NOT EXISTS of one that exists
+            # (a database whose collation is not known here is taken as a new one)
         charset: str | None = None
         collation: str | None = None
         for option in node.args.get("options") or []:
@@ -1103,6 +1141,21 @@ class _Run:
         elif isinstance(node, d.CreateDatabase):
             server = self.ctx.server_collation
             self.databases[name] = self.cs.collation_name(server) if server else None
+
+
+def _label_text(param: exp.Expr) -> str:
+    """A type parameter's text: a number or string as written; a hex or bit literal's
+    bytes when they are ASCII (other bytes are no text this module can tell)."""
+    if isinstance(param, (exp.HexString, exp.BitString)):
+        digits = str(param.this)
+        if isinstance(param, exp.HexString):
+            raw = bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits)
+        else:
+            raw = int(digits or "0", 2).to_bytes((len(digits) + 7) // 8, "big")
+        if not raw.isascii():
+            raise _NotExactError("an ENUM/SET label of non-ASCII bytes")
+        return raw.decode("ascii")
+    return str(param.this)
 
 
 def _changes_definition(action: exp.Expr) -> bool:

@@ -1,17 +1,20 @@
 """The SQL of table and database DDL as MariaDB and MySQL write it to the binlog. No I/O.
 
-sqlglot's MySQL dialect tokenizes the text and parses every expression; its
-parser is extended here (:class:`DdlParser`) with the grammar of the DDL
-statements that define tables, as both servers accept it, where sqlglot lacks
-it or reads it for another dialect: column types with every alias and
-attribute (``NATIONAL VARCHAR``, ``LONG VARBINARY``, ``SERIAL``, ``UNSIGNED
-ZEROFILL``, ``CHARACTER SET binary``, MariaDB's ``COMPRESSED``, ``PERSISTENT``,
+sqlglot's MySQL dialect tokenizes the text (MySQL's quoting and escapes) and
+parses default values and the table references of row statements; its parser
+is extended here (:class:`DdlParser`) with the grammar of the DDL statements
+that define tables, as both servers accept it, where sqlglot lacks it or reads
+it for another dialect: column types with every alias and attribute
+(``NATIONAL VARCHAR``, ``LONG VARBINARY``, ``SERIAL``, ``UNSIGNED ZEROFILL``,
+``CHARACTER SET binary``, MariaDB's ``COMPRESSED``, ``PERSISTENT``,
 ``UUID``...), table elements and options, every ALTER TABLE action of both
 flavours, ``RENAME TABLE`` lists, sequences and databases. The result is a
 sqlglot tree made of sqlglot's own nodes (identifiers, literals, tables) and
 the DDL nodes defined here, which keep exactly what decides the columns of a
-table and mark the rest as opaque (index definitions, CHECK and DEFAULT
-expressions, partitioning).
+table and mark the rest as opaque (index definitions, CHECK and parenthesized
+DEFAULT expressions, partitioning): a clause the grammar does not know is a
+``ParseError``, never skipped. :func:`read_dml` reads the target tables of an
+INSERT, REPLACE, UPDATE, DELETE or LOAD statement the same way.
 
 Before tokenizing, :func:`expand_executable_comments` does what the server's
 lexer does with ``/*!NNNNN ... */`` and ``/*M!NNNNNN ... */``: their content is
@@ -237,7 +240,8 @@ class ColumnType(exp.Expression):
     its parameters (number or string literals); ``unsigned``, ``zerofill``,
     ``binary`` (the BINARY attribute of a character type); ``charset``: the
     character set written with it (``CHARACTER SET x``, ``ASCII`` as latin1,
-    ``UNICODE`` as ucs2, ``BYTE`` as binary), lower case.
+    ``UNICODE`` as ucs2, ``BYTE`` as binary), lower case; ``compressed``: MariaDB's
+    COMPRESSED written among those attributes (as SHOW CREATE TABLE writes it).
     """
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -247,6 +251,7 @@ class ColumnType(exp.Expression):
         "zerofill": False,
         "binary": False,
         "charset": False,
+        "compressed": False,
     }
 
 
@@ -644,17 +649,13 @@ class DdlParser(MySQLParser):
             return exp.Table(this=self._name(), db=first)
         return exp.Table(this=first)
 
-    def _skip_balanced(self, stop: Callable[[], bool] | None = None) -> str:
-        """Skip tokens up to the end, or to a top-level ``,``/``)`` (or where ``stop``
-        says, at the top level); the text skipped."""
+    def _skip_balanced(self) -> str:
+        """Skip tokens up to the end or to a top-level ``,`` or ``)``; the text skipped."""
         start = self._index
         depth = 0
         while self._index < len(self._tokens):
             tt = self._curr.token_type
-            if depth == 0 and (
-                tt in (TokenType.COMMA, TokenType.R_PAREN, TokenType.SEMICOLON)
-                or (stop is not None and stop())
-            ):
+            if depth == 0 and tt in (TokenType.COMMA, TokenType.R_PAREN, TokenType.SEMICOLON):
                 break
             if tt == TokenType.L_PAREN:
                 depth += 1
@@ -773,11 +774,19 @@ class DdlParser(MySQLParser):
         raise AssertionError
 
     def _type_label(self) -> exp.Expr:
+        """An ENUM/SET label: a string, or the hex or bit literal MySQL writes for the bytes
+        of a binary label that are not UTF-8 (``x'e9'``)."""
         tok: Token | None = self._curr if self._index < len(self._tokens) else None
         if tok is not None and tok.token_type == TokenType.STRING:
             self._advance()
             return exp.Literal.string(tok.text)
-        self.raise_error("Expected an ENUM or SET label (a plain string)")
+        if tok is not None and tok.token_type == TokenType.HEX_STRING:
+            self._advance()
+            return exp.HexString(this=tok.text)
+        if tok is not None and tok.token_type == TokenType.BIT_STRING:
+            self._advance()
+            return exp.BitString(this=tok.text)
+        self.raise_error("Expected an ENUM or SET label")
         raise AssertionError
 
     def _column_type(self) -> ColumnType:
@@ -818,6 +827,10 @@ class DdlParser(MySQLParser):
                 self._set_charset(node, "binary")
             elif self._accept("CHARACTER", "SET") or self._accept("CHARSET"):
                 self._set_charset(node, self._charset_name())
+            elif self._accept("COMPRESSED"):  # MariaDB writes it before CHARACTER SET
+                if self._accept_type(TokenType.EQ):
+                    self._option_value()
+                node.set("compressed", True)
             else:
                 return
 

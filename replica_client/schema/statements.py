@@ -68,7 +68,17 @@ _MAY_CALL: Final = frozenset({"SELECT", "DO", "SET", "VALUES", "TABLE", "WITH", 
 #: MariaDB compound statements outside a routine.
 _COMPOUND: Final = frozenset({"IF", "WHILE", "REPEAT", "LOOP", "CASE", "FOR", "DECLARE"})
 _WORD: Final = re.compile(r"[A-Za-z0-9_$]+")
-_COMMENT_VERSION: Final = re.compile(r"M?!\d{0,6}")
+#: What the leading words of a statement are read from, one match at a time.
+_LEAD: Final = re.compile(
+    r"(?P<word>[A-Za-z0-9_$]+)"
+    r"|(?P<space>\s+)"
+    r"|(?P<line>#[^\n]*|--(?:[ \t\r\f\v][^\n]*)?(?=\n|$))"
+    r"|(?P<exec>/\*M?!\d{0,6})"
+    r"|(?P<comment>/\*)"
+    r"|(?P<end>\*/)"
+    r"|(?P<other>.)",
+    re.DOTALL,
+)
 #: Larger statements are not tokenized to find their targets (written_tables gives None).
 _MAX_SCAN: Final = 4 << 20
 
@@ -79,32 +89,23 @@ def _leading_words(query: str, limit: int = 6) -> list[str]:
     punctuation is a word of its own and ends the scan unless it is ``(``."""
     words: list[str] = []
     i, n = 0, len(query)
+    match = _LEAD.match
     while i < n and len(words) < limit:
-        c = query[i]
-        if c.isspace():
-            i += 1
-        elif c == "#" or query.startswith("-- ", i) or query.startswith("--\t", i):
-            j = query.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif query.startswith("/*", i):
-            version = _COMMENT_VERSION.match(query, i + 2)
-            if version is not None and version.group():
-                i = version.end()  # the content of an executable comment is read
-            else:
-                j = query.find("*/", i + 2)
-                i = n if j < 0 else j + 2
-        elif query.startswith("*/", i):
-            i += 2
-        else:
-            m = _WORD.match(query, i)
-            if m is None:
-                words.append(c)
-                if c != "(":
-                    break
-                i += 1
-            else:
-                words.append(m.group().upper())
-                i = m.end()
+        m = match(query, i)
+        assert m is not None  # the last alternative matches any character
+        kind = m.lastgroup
+        i = m.end()
+        if kind == "word":
+            words.append(m.group().upper())
+        elif kind == "comment":
+            j = query.find("*/", i)
+            i = n if j < 0 else j + 2
+        elif kind == "other":
+            c = m.group()
+            words.append(c)
+            if c != "(":
+                break
+        # space, a line comment, an executable comment's opening or end: skipped
     return words
 
 
