@@ -23,6 +23,7 @@ from typing import Any, Final, TypeVar
 
 from ..binlog.events import QueryEvent
 from ..codec import is_mariadb_version
+from ..codec import server_text
 from ..config import TableFilter
 from ..errors import ConnectionLostError, ReplicaError, server_error
 from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
@@ -291,14 +292,27 @@ _TABLES_SQL: Final = (
 )
 _SCHEMATA_SQL: Final = "SELECT SCHEMA_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA"
 
-_LABEL: Final = re.compile(r"'((?:[^']|'')*)'")
+#: A quoted ENUM/SET label of COLUMN_TYPE: quotes doubled, backslash escapes; or x'hex'.
+_LABEL: Final = re.compile(r"'((?:[^'\\]|''|\\.)*)'|[xX]'([0-9a-fA-F]*)'", re.DOTALL)
+_ESCAPES: Final = {"0": "\0", "n": "\n", "r": "\r", "Z": "\x1a", "\\": "\\"}
+#: EXTRA of a generated column (MySQL's DEFAULT_GENERATED is a default expression).
+_GENERATED: Final = re.compile(r"\b(VIRTUAL|STORED|PERSISTENT) GENERATED\b")
 _PARAMS: Final = re.compile(r"\(([^)]*)\)")
 
 
 def _labels(column_type: str) -> tuple[str, ...]:
-    # enum('a','b''c') as information_schema writes it: quotes doubled, nothing else escaped
+    """ENUM/SET labels as information_schema's COLUMN_TYPE writes them: quotes doubled,
+    ``\\0 \\n \\r \\Z \\\\`` escaped, and (MySQL) labels that are not UTF-8 as
+    ``x'..'`` (server text, as the TABLE_MAP's labels of a binary column read)."""
     head = column_type.find("(")
-    return tuple(m[1].replace("''", "'") for m in _LABEL.finditer(column_type, head))
+    out = []
+    for m in _LABEL.finditer(column_type, head):
+        if m[2] is not None:
+            out.append(server_text(bytes.fromhex(m[2])))
+            continue
+        text = re.sub(r"\\(.)", lambda e: _ESCAPES.get(e[1], e[1]), m[1], flags=re.DOTALL)
+        out.append(text.replace("''", "'"))
+    return tuple(out)
 
 
 def column_def(row: Sequence[Any]) -> ColumnDef:
@@ -326,9 +340,9 @@ def column_def(row: Sequence[Any]) -> ColumnDef:
         collation=str(collation) if collation is not None else None,
         labels=_labels(str(column_type)) if kind in ("enum", "set") else (),
         nullable=str(nullable).upper() == "YES",
-        generated="GENERATED" in extra_text,
+        generated=_GENERATED.search(extra_text) is not None,
         invisible="INVISIBLE" in extra_text,
-        compressed="COMPRESSED" in ctype,
+        compressed="compressed" in ctype,
     )
 
 

@@ -4,12 +4,9 @@ connection: the text, current database, sql_mode and collations the binlog holds
 the schema state :func:`~replica_client.schema.ddl.interpret` moves by those events.
 
 The state is captured with the product's capture
-(:func:`replica_client.control.queries.table_definitions`), with three fields
-read again from the same rows where that capture reads them differently from
-the server (see :func:`_corrected`): a MariaDB COMPRESSED column, a MySQL
-column whose EXTRA says DEFAULT_GENERATED (a default expression, not a
-generated column), ENUM/SET labels with backslashes or control characters
-(COLUMN_TYPE escapes them).
+(:func:`replica_client.control.queries.table_definitions`), so these tests hold
+it to the server too (COMPRESSED columns, MySQL's DEFAULT_GENERATED defaults,
+ENUM/SET labels with backslashes and control characters among them).
 """
 
 from __future__ import annotations
@@ -93,36 +90,6 @@ class Capture:
     databases: dict[str, str]
 
 
-_COLUMNS_SQL = (
-    "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, EXTRA "
-    "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN ({})"
-)
-_ESCAPES = {"0": "\0", "n": "\n", "r": "\r", "Z": "\x1a", "\\": "\\"}
-_LABEL = re.compile(r"'((?:[^'\\]|''|\\.)*)'", re.DOTALL)
-
-
-def _labels(column_type: str) -> tuple[str, ...]:
-    """ENUM/SET labels of COLUMN_TYPE: quotes doubled, and \\0 \\n \\r \\Z \\\\ escaped."""
-    head = column_type.find("(")
-    out = []
-    for m in _LABEL.finditer(column_type, head):
-        text = re.sub(r"\\(.)", lambda e: _ESCAPES.get(e[1], e[1]), m[1], flags=re.DOTALL)
-        out.append(text.replace("''", "'"))
-    return tuple(out)
-
-
-def _corrected(column: ColumnDef, column_type: str, extra: str) -> ColumnDef:
-    kinds = [x.strip().upper() for x in extra.replace("  ", " ").split(" ")]
-    generated = "VIRTUAL" in kinds or "STORED" in kinds or "PERSISTENT" in kinds
-    labels = _labels(column_type) if column.data_type in ("enum", "set") else ()
-    return replace(
-        column,
-        compressed="COMPRESSED" in column_type.upper(),
-        generated=generated,
-        labels=labels,
-    )
-
-
 def capture(server: DatabaseServer, schemas: Iterable[str]) -> Capture:
     """The tables and database collations of ``schemas`` now."""
     names = sorted(set(schemas))
@@ -141,17 +108,7 @@ def capture(server: DatabaseServer, schemas: Iterable[str]) -> Capture:
                 answer = QueryFailed(errno, str(exc))
     except StopIteration as stop:
         found = stop.value
-    marks = ", ".join(["%s"] * len(names))
-    raw = {
-        (str(s), str(t), str(c).lower()): (str(ctype), str(extra or ""))
-        for s, t, c, ctype, extra in server.sql(_COLUMNS_SQL.format(marks), tuple(names))
-    }
-    tables = {}
-    for key, table in found.tables.items():
-        columns = tuple(
-            _corrected(c, *raw[(key[0], key[1], c.name.lower())]) for c in table.columns
-        )
-        tables[key] = replace(table, columns=columns)
+    tables = dict(found.tables)
     databases = {
         str(name): str(coll)
         for name, coll in server.sql(
