@@ -349,8 +349,9 @@ def open_binlog(
         options: full decoder options (overrides ``verify_checksum``/``tables``).
         schema_history: the tables' definitions at the start of the first file, for
             binlogs written without full row metadata: captured from the server
-            (``replica_client.control``), or built from ``CREATE TABLE`` texts
-            (:meth:`SchemaHistory.from_ddl`). Without one, TABLE_MAPs are as the
+            (a checkpoint's, ``Checkpoint.schema_history``, or
+            :func:`replica_client.control.queries.prepare_history`), or built from
+            ``CREATE TABLE`` texts (:meth:`SchemaHistory.from_ddl`). Without one, TABLE_MAPs are as the
             binlog has them (columns ``@1``, ``@2``, ... and integers read as
             signed where it says neither names nor signedness).
         unproven: see :class:`BinlogFileReader`.

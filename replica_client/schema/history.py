@@ -33,11 +33,14 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..binlog.charsets import collation_name
 from ..binlog.events import QueryEvent
 from .model import TableDef, table_from_json
+
+if TYPE_CHECKING:
+    from .ddl import DdlEffect
 
 __all__ = [
     "DdlMark",
@@ -169,6 +172,55 @@ class SchemaHistory:
             None if schemas is None else tuple(sorted(schemas)),
             origin=origin,
         )
+
+    @classmethod
+    def from_ddl(
+        cls,
+        statements: Iterable[str],
+        *,
+        mariadb: bool,
+        version: tuple[int, int],
+        default_schema: str = "",
+        server_collation: str | None = None,
+    ) -> SchemaHistory:
+        """A history from DDL texts (``SHOW CREATE TABLE`` output, a schema dump's
+        ``CREATE DATABASE`` / ``CREATE TABLE`` statements), applied in order as the
+        server would (``server_collation``: the server's default, for a table and
+        database without a character set).
+
+        Raises:
+            ConfigError: a statement that is not DDL of tables or databases, or that
+                cannot be applied exactly (its reason named).
+        """
+        from ..errors import ConfigError
+        from .ddl import DdlContext, DdlError, interpret
+
+        history = cls(mariadb, version)
+
+        def lookup(schema: str, table: str) -> TableDef | None:
+            state = history.tables.get((schema, table))
+            return state if isinstance(state, TableDef) else None
+
+        for n, statement in enumerate(statements, 1):
+            ctx = DdlContext(
+                default_schema=default_schema,
+                mariadb=mariadb,
+                version=version,
+                server_collation=server_collation,
+                lookup=lookup,
+                database_collation=history.databases.get,
+            )
+            try:
+                effect = interpret(statement, ctx)
+            except DdlError as exc:
+                raise ConfigError(f"DDL statement {n} cannot be read: {exc}") from exc
+            if effect is None:
+                raise ConfigError(f"statement {n} is not DDL of tables or databases")
+            if effect.unknown:
+                (schema, table), reason = next(iter(effect.unknown.items()))
+                raise ConfigError(f"statement {n} cannot be applied to {schema}.{table}: {reason}")
+            history = _applied(history, effect, statement)
+        return history.replace(changed=frozenset(), origin="DDL statements")
 
     def tracks(self, schema: str) -> bool:
         """True when DDL of ``schema`` is followed (also a database created later)."""
@@ -343,6 +395,13 @@ def apply_ddl(
         )
     if effect is None:
         return _with_pending(history, mark)
+    return _with_pending(_applied(history, effect, event.query), mark)
+
+
+def _applied(history: SchemaHistory, effect: DdlEffect, statement: str) -> SchemaHistory:
+    """``history`` with a statement's effect (tables of untracked databases left out)."""
+    tables = dict(history.tables)
+    databases = dict(history.databases)
     for db, collation in effect.databases.items():
         if collation is None:
             databases.pop(db, None)
@@ -362,10 +421,8 @@ def apply_ddl(
     for k, reason in effect.unknown.items():
         if history.tracks(k[0]):
             changed.add(k)
-            tables[k] = Unknown(reason, event.query)
-    return _with_pending(
-        history.replace(tables=tables, databases=databases, changed=frozenset(changed)), mark
-    )
+            tables[k] = Unknown(reason, statement)
+    return history.replace(tables=tables, databases=databases, changed=frozenset(changed))
 
 
 def _with_pending(history: SchemaHistory, mark: DdlMark) -> SchemaHistory:

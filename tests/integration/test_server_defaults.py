@@ -182,6 +182,32 @@ def test_rows_without_metadata_decode_as_select(server: MariaDBServer) -> None:
     assert plain.after != _WANT
 
 
+def test_files_without_metadata_decode_with_a_history_from_create_table(
+    server: MariaDBServer,
+) -> None:
+    _typed_table(server, "df")
+    server.sql("FLUSH BINARY LOGS")
+    first = server.binlog_files()[-1]
+    conn = _writer(server, row_format=True)
+    try:
+        _run(conn, f"INSERT INTO df.t VALUES {_VALUES}")
+    finally:
+        conn.close()
+    server.sql("FLUSH BINARY LOGS")
+    files = [f for f in server.binlog_files()[:-1] if f.name >= first.name]
+    create = str(server.sql("SHOW CREATE TABLE df.t")[0][1])
+    major, minor = (int(x) for x in server.version.split(".")[:2])
+    history = rc.SchemaHistory.from_ddl(
+        [create], mariadb=server.flavor == "mariadb", version=(major, minor), default_schema="df"
+    )
+    with rc.open_binlog(files, schema_history=history, tables="df.*") as events:
+        [change] = list(rc.iter_changes(events))
+    assert change.after == _WANT
+    with rc.open_binlog(files, tables="df.*") as events:
+        [plain] = list(rc.iter_changes(events))
+    assert plain.after != _WANT
+
+
 _DDL = (
     "CREATE TABLE dd.t (id INT PRIMARY KEY, a INT, b VARCHAR(10))",
     "INSERT INTO dd.t VALUES (1, 10, 'x')",
