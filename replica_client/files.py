@@ -351,8 +351,8 @@ def open_binlog(
             binlogs written without full row metadata: captured from the server
             (a checkpoint's, ``Checkpoint.schema_history``, or
             :func:`replica_client.control.queries.prepare_history`), or built from
-            ``CREATE TABLE`` texts (:meth:`SchemaHistory.from_ddl`). Without one, TABLE_MAPs are as the
-            binlog has them (columns ``@1``, ``@2``, ... and integers read as
+            ``CREATE TABLE`` texts (:meth:`SchemaHistory.from_ddl`). Without one,
+            TABLE_MAPs are as the binlog has them (columns ``@1``, ``@2``, ... and integers read as
             signed where it says neither names nor signedness).
         unproven: see :class:`BinlogFileReader`.
 

@@ -144,8 +144,7 @@ def _load_ids(mariadb: bool) -> dict[int, str]:
 def _charset_servers() -> dict[str, dict[str, tuple[int, str]]]:
     servers = _load("charsets.json")["servers"]
     return {
-        key: {cs: (int(v[0]), str(v[1])) for cs, v in sets.items()}
-        for key, sets in servers.items()
+        key: {cs: (int(v[0]), str(v[1])) for cs, v in sets.items()} for key, sets in servers.items()
     }
 
 

@@ -199,9 +199,7 @@ class TransactionTracker:
 
     # -- per event -----------------------------------------------------------------------
 
-    def step(
-        self, header: EventHeader, event: Event | None
-    ) -> tuple[str, int, int, bool, bool]:
+    def step(self, header: EventHeader, event: Event | None) -> tuple[str, int, int, bool, bool]:
         """One event of a replication stream: ``(file, start, end, countable, boundary)``.
 
         Where it sits, and :meth:`observe` (``boundary``: it leaves no

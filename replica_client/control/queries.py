@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from ..binlog.events import QueryEvent
-from ..codec import is_mariadb_version
-from ..codec import server_text
+from ..codec import is_mariadb_version, server_text
 from ..config import TableFilter
 from ..errors import ConnectionLostError, ReplicaError, server_error
 from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
