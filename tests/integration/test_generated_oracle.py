@@ -401,6 +401,9 @@ def test_generated_tables_decode_as_select(
         problems = _one_seed(srv, seed, mode)
         if problems:
             failures[seed] = problems
+        if _SOAK:  # a long run reports as it goes: a stopped run still has its figures
+            done = ", ".join(f"{TOTALS[k] - before[k]} {k}" for k in TOTALS)
+            print(f"{name} seed {seed} {mode}: {'FAIL' if problems else 'ok'} ({done})", flush=True)
     print(f"{name}: " + ", ".join(f"{TOTALS[k] - before[k]} {k}" for k in TOTALS))
     assert not failures, "\n\n".join(
         f"seed {seed}:\n" + "\n".join(lines) for seed, lines in failures.items()
