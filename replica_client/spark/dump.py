@@ -37,14 +37,13 @@ from dataclasses import dataclass
 from ..binlog.events import (
     DeleteRowsEvent,
     FormatDescriptionEvent,
-    GtidEvent,
-    MysqlGtidEvent,
     QueryEvent,
     RawRowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from ..binlog.transactions import TransactionTracker
 from ..blocking import BlockingReplica
 from ..config import DecoderOptions
 from ..position import FilePos, Gtid, MysqlGtidSet
@@ -169,9 +168,15 @@ class BinlogDump:
         """Yield every transaction boundary of the dump, in order, until the binlog's end."""
         fde = b""
         events: list[tuple[int, bytes]] = []
-        gtid: str | None = None
         nbytes = rows = 0
         real = False
+        # The GTID of the transaction being read is the core tracker's, fed the
+        # items' events as they are handed out (the items carry the boundaries, not
+        # the GTID, and the session's own tracker may be events ahead of them).
+        # ``grouped``: a transaction opened since the last boundary, so that a
+        # boundary of events outside transactions carries no GTID.
+        transactions = TransactionTracker()
+        grouped = False
         statement = self._statement
         for item in self._replica.items():
             event = item.event
@@ -184,20 +189,23 @@ class BinlogDump:
             elif isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
                 events.append((item.start, item.raw))
                 rows += len(event.rows)
-            elif isinstance(event, GtidEvent | MysqlGtidEvent):
-                gtid = event.gtid
-            elif isinstance(event, FormatDescriptionEvent):
-                fde = item.raw
-            elif type(event) is QueryEvent:
-                statement(event, FilePos(item.file, item.start) if item.file else None, gtid)
+            elif event is not None:
+                transactions.observe(event)
+                grouped = grouped or transactions.in_group
+                if isinstance(event, FormatDescriptionEvent):
+                    fde = item.raw
+                elif type(event) is QueryEvent:
+                    where = FilePos(item.file, item.start) if item.file else None
+                    statement(event, where, transactions.gtid if grouped else None)
             cp = item.checkpoint
             if cp is not None:
                 state = cp.gtid_state
+                gtid = transactions.gtid if grouped else None
                 yield Txn(
                     fde, item.file, events, gtid, cp.position, str(state), nbytes, rows, real,
                     cp.schema,
                 )  # fmt: skip
                 events = []
-                gtid = None
+                grouped = False
                 nbytes = rows = 0
                 real = False

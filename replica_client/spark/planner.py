@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -58,6 +57,7 @@ from ..position import (
     MysqlGtidSet,
     missing_transactions,
     parse_gtid_state,
+    parse_gtid_triples,
 )
 from ..schema import SchemaHistory, SchemaTracker
 from .dump import BinlogDump, Txn, position_key
@@ -91,7 +91,6 @@ class PlannedPartition:
 _CACHE_ENTRIES = 8
 #: The keys of an offset's JSON that hold histories (left out of messages).
 _HISTORIES = frozenset({"schema", "initial_schema"})
-_MARIADB_GTID = re.compile(r"\d+-\d+-\d+")
 
 _Key = tuple[tuple[str, int, str], tuple[str, int, str]]
 
@@ -416,8 +415,9 @@ class StreamPlanner:
             nbytes += txn.nbytes
             if txn.events:
                 taken.append(txn)
-            if txn.gtid is not None and _MARIADB_GTID.fullmatch(txn.gtid):
-                self._recent.append(GtidTriple(*map(int, txn.gtid.split("-"))))
+            if txn.gtid is not None and ":" not in txn.gtid:
+                # a MariaDB GTID (parse_gtid_state's rule: a MySQL one has a colon)
+                self._recent.extend(parse_gtid_triples(txn.gtid))
             if txn.real:
                 end = Offset(txn.end.file, txn.end.pos, txn.gtid_state, self._address)
                 history = txn.schema

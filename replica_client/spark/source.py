@@ -62,7 +62,8 @@ from pyspark.sql.types import (
 )
 
 from ..binlog.decoder import EventDecoder
-from ..binlog.events import GtidEvent, QueryEvent, RowsEvent
+from ..binlog.events import QueryEvent, RowsEvent
+from ..binlog.transactions import TransactionTracker
 from ..config import DecoderOptions
 from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in, file_spans
@@ -297,26 +298,26 @@ class BinlogBatchReader(DataSourceReader):
         self, path: str, span: tuple[int, int] | None, history: dict[str, Any] | None = None
     ) -> Iterator[pa.RecordBatch]:
         builder = _builder(self.opts, self.schema)
-        gtid: str | None = None
         options = _decoder_options(self.opts, self.keys)
         start = None if history is None else history_from_json(history, "a file partition")
         reader = BinlogFileReader(
             [Path(path)], options, span=span, schema_history=start, unproven=self.opts.unproven
         )
         statement = statement_check(self.opts)
+        # The transaction each event belongs to, as the core tracks it for every
+        # reader (a span starts where a transaction does).
+        transactions = TransactionTracker()
         with reader:
             for event in reader:
                 if isinstance(event, RowsEvent):
                     where = reader.event_position
                     assert where is not None
-                    builder.add(event, where.file, where.pos, gtid)
+                    builder.add(event, where.file, where.pos, transactions.gtid)
                     yield from builder.ready()
-                elif isinstance(event, GtidEvent):
-                    gtid = event.gtid
-                elif event.type_code in _MYSQL_GTID:
-                    gtid = str(getattr(event, "gtid", "")) or None
-                elif type(event) is QueryEvent:
-                    statement(event, reader.event_position, gtid)
+                    continue
+                transactions.observe(event)
+                if type(event) is QueryEvent:
+                    statement(event, reader.event_position, transactions.gtid)
         yield from builder.rest()
 
 
@@ -325,9 +326,6 @@ def _file_history(opts: SourceOptions) -> SchemaHistory | None:
     if opts.schema_history_file is None:
         return None
     return load_history_file(opts.schema_history_file)
-
-
-_MYSQL_GTID = frozenset({33, 42})  # GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT
 
 
 def _encryption_keys(opts: SourceOptions) -> dict[int, bytes] | None:
