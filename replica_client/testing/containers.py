@@ -20,6 +20,7 @@ from typing import Any
 
 from ..dsn import format_dsn
 from .errors import ServerStartError, ServerStateError
+from .flavors import flavor_of
 from .server import ExternalServer
 from .variant import ServerVariant
 
@@ -48,12 +49,13 @@ class ContainerServer(ExternalServer):
         from testcontainers.core.container import DockerContainer
 
         env = "MYSQL" if self.flavor == "mysql" else "MARIADB"
+        args = flavor_of(self.variant.flavor).binlog_args(self.variant)
         container = (
             DockerContainer(self.image)
             .with_env(f"{env}_ROOT_PASSWORD", self.password)
             .with_env(f"{env}_DATABASE", "test")
             .with_exposed_ports(3306)
-            .with_command(" ".join(self.variant.binlog_args() + list(self.variant.extra_args)))
+            .with_command(" ".join([*args, *self.variant.extra_args]))
         )
         container.start()
         self._container = container

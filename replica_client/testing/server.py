@@ -27,9 +27,9 @@ Contract:
 - :class:`ExternalServer` wraps an existing primary given by a DSN
   (``mariadb://user:pass@host:port``) behind the same attributes; operations that
   need the process or the datadir raise :class:`ServerStateError`.
-- :class:`~replica_client.testing.containers.ContainerServer` (importable from
-  here too) runs a server in a Docker container where a Docker engine is
-  available.
+- :class:`~replica_client.testing.containers.ContainerServer` (also
+  ``replica_client.testing.ContainerServer``) runs a server in a Docker
+  container where a Docker engine is available.
 
 Every server binary and tool is called with ``--no-defaults`` first so that
 the machine's option files never leak in.
@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pymysql
 
@@ -59,11 +59,7 @@ from .flavors import PASSWORD_FILE, find_mariadb_install_db, find_mariadbd
 from .process import ServerProcess, free_port, owned_temp_dir
 from .variant import ServerVariant
 
-if TYPE_CHECKING:
-    from .containers import ContainerServer
-
 __all__ = [
-    "ContainerServer",
     "DatabaseServer",
     "ExternalServer",
     "MariaDBServer",
@@ -125,7 +121,7 @@ class DatabaseServer:
         startup_timeout: float = 60.0,
     ) -> None:
         self.variant = variant if variant is not None else ServerVariant()
-        self._flavor = self.variant.flavor_spec()
+        self._flavor = flavors.flavor_of(self.variant.flavor)
         if mariadbd is not None and self.variant.provisioned:
             raise ValueError(f"mariadbd= names the machine's install, not {self.variant.label}")
         self._requested_base_dir = Path(base_dir).resolve() if base_dir is not None else None
@@ -577,12 +573,3 @@ class ExternalServer(DatabaseServer):
                 "readable from here; binlog_files() needs a server started by this process"
             )
         return directory
-
-
-def __getattr__(name: str) -> Any:
-    # ContainerServer subclasses ExternalServer: imported on first use, not at import.
-    if name == "ContainerServer":
-        from .containers import ContainerServer
-
-        return ContainerServer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

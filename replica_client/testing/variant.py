@@ -42,12 +42,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .provision import RECIPES
-
-if TYPE_CHECKING:
-    from .flavors import Flavor
 
 __all__ = ["FLAVORS", "SERVER_DEFAULTS", "ServerVariant"]
 
@@ -173,13 +170,3 @@ class ServerVariant:
     def provisioned(self) -> bool:
         """True when the server runs from a provisioned prefix, not the machine's install."""
         return self.version is not None
-
-    def flavor_spec(self) -> Flavor:
-        """The :class:`~replica_client.testing.flavors.Flavor` that runs this variant."""
-        from .flavors import flavor_of
-
-        return flavor_of(self.flavor)
-
-    def binlog_args(self) -> list[str]:
-        """The server flags of this variant that need no files on disk."""
-        return self.flavor_spec().binlog_args(self)

@@ -213,7 +213,7 @@ def format_flags(cmd: list[str]) -> list[str]:
 def test_format_and_metadata_flags_only_where_they_differ_from_the_servers(
     variant: ServerVariant, expected: list[str]
 ) -> None:
-    args = variant.binlog_args()
+    args = flavors.flavor_of(variant.flavor).binlog_args(variant)
     assert format_flags(args) == expected
     # what the harness needs, whatever the variant
     assert args[:2] == ["--log-bin=mysql-bin", "--server-id=1"]
