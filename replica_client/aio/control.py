@@ -2,8 +2,10 @@
 
 Driver layer: ordinary SQL over a normal client connection, never on the
 replication connection. :func:`ask` drives a procedure of
-:mod:`replica_client.control.queries` (its binlog scans run in a worker
-thread, :func:`replica_client.control.blocking.scan_queries`). Also here:
+:mod:`replica_client.control` over the project's own client connection in a
+worker thread (binlog scans included); :func:`drive_async` drives one over an
+aiomysql connection (the snapshot's, inside its transaction). Also here, each
+the procedure of :mod:`replica_client.control.primary` over aiomysql:
 
 * what the primary is: version, flavor, server_id, binlog settings
   (:func:`server_info`);
@@ -26,13 +28,18 @@ from typing import Any, TypeVar
 
 import aiomysql
 
-from ..codec import is_mariadb_version
-from ..control.queries import (
-    PRIMARY_STATE_SQL,
-    PrimaryState,
+from ..control import primary as asked
+from ..control.primary import PrimaryState, ServerFacts, server_facts
+from ..control.procedure import (
+    Answer,
+    Done,
     Procedure,
+    Query,
+    ScanQueries,
+    advance,
     client_error,
-    primary_state_from,
+    text_rows,
+    tolerated,
 )
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import ColumnSchema
@@ -42,15 +49,14 @@ T = TypeVar("T")
 
 __all__ = [
     "InformationSchemaProvider",
-    "ask",
-    "PRIMARY_STATE_SQL",
     "PrimaryState",
     "ServerInfo",
+    "ask",
     "binlog_files",
     "current_position",
+    "drive_async",
     "open_control",
     "primary_state",
-    "primary_state_from",
     "server_info",
 ]
 
@@ -89,6 +95,34 @@ async def ask(config: ReplicaConfig, procedure: Procedure[T]) -> T:
     return await asyncio.to_thread(run, config, procedure)
 
 
+async def drive_async(procedure: Procedure[T], conn: Any) -> T:
+    """Drive ``procedure`` over an aiomysql connection (e.g. one inside a snapshot's
+    transaction): :func:`replica_client.control.procedure.drive` with ``await``. Text
+    comes back as ``str`` whatever the connection's ``use_unicode``; a failed query is
+    thrown into the procedure, as there."""
+    step = advance(procedure, None)
+    while not isinstance(step, Done):
+        try:
+            reply = await _answer(conn, step)
+        except Exception as exc:  # the answer failed: the procedure decides
+            step = advance(procedure, None, exc)
+        else:
+            step = advance(procedure, reply)
+    result: T = step.value
+    return result
+
+
+async def _answer(conn: Any, request: Query | ScanQueries) -> Answer:
+    if isinstance(request, ScanQueries):
+        raise TypeError("a binlog scan needs ask(), not an aiomysql connection")
+    try:
+        return text_rows(await _rows(conn, request.sql, request.args or None))
+    except aiomysql.Error as exc:
+        if (failed := tolerated(request, exc)) is not None:
+            return failed
+        raise
+
+
 async def _rows(conn: Any, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
     async with conn.cursor() as cur:
         await cur.execute(sql, args)
@@ -107,70 +141,43 @@ class ServerInfo:
     binlog_checksum: str
     semi_sync_enabled: bool
 
+    @classmethod
+    def of(cls, facts: ServerFacts) -> ServerInfo:
+        return cls(
+            version=facts.version,
+            is_mariadb=facts.mariadb,
+            server_id=facts.server_id,
+            binlog_format=facts.variables.get("binlog_format", ""),
+            binlog_row_metadata=facts.variables.get("binlog_row_metadata"),
+            binlog_checksum=facts.variables.get("binlog_checksum", "NONE"),
+            semi_sync_enabled=facts.semi_sync_enabled,
+        )
+
 
 async def server_info(conn: Any) -> ServerInfo:
     """Version, flavor and binlog settings of the primary."""
-    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    mariadb = is_mariadb_version(version)
-    variables = {
-        str(name).lower(): value
-        for name, value in await _rows(
-            conn,
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('server_id', 'binlog_format', "
-            "'binlog_row_metadata', 'binlog_checksum', 'rpl_semi_sync_master_enabled', "
-            "'rpl_semi_sync_source_enabled')",
-        )
-    }
-    semi = variables.get("rpl_semi_sync_master_enabled") or variables.get(
-        "rpl_semi_sync_source_enabled"
-    )
-    return ServerInfo(
-        version=version,
-        is_mariadb=mariadb,
-        server_id=int(variables.get("server_id", 0)),
-        binlog_format=str(variables.get("binlog_format", "")),
-        binlog_row_metadata=variables.get("binlog_row_metadata"),
-        binlog_checksum=str(variables.get("binlog_checksum", "NONE")),
-        semi_sync_enabled=str(semi).upper() in ("ON", "1"),
-    )
+    return ServerInfo.of(await drive_async(server_facts(), conn))
 
 
 async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidSet | None]:
     """The primary's binlog end: (file position, GTID state) as of now.
 
     The file position needs BINLOG MONITOR / REPLICATION CLIENT; ``None`` when
-    the account lacks it or binary logging is off.
+    the account lacks it or binary logging is off. The GTID state is None on a
+    MySQL primary without GTIDs.
     """
-    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    mariadb = is_mariadb_version(version)
-    filepos: FilePos | None = None
-    for statement in ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"):
-        try:
-            rows = await _rows(conn, statement)
-        except Exception:  # privilege or syntax varies by server
-            continue
-        if rows:
-            filepos = FilePos(str(rows[0][0]), int(rows[0][1]))
-        break
-    gtid: Gtid | MysqlGtidSet | None
-    if mariadb:
-        gtid = Gtid(str((await _rows(conn, "SELECT @@GLOBAL.gtid_binlog_pos"))[0][0] or ""))
-    else:
-        text = (await _rows(conn, "SELECT @@GLOBAL.gtid_executed"))[0][0]
-        gtid = MysqlGtidSet(str(text or "")) if text else None
-    return filepos, gtid
+    end = await drive_async(asked.current_end(exact=True), conn)
+    return end.position, end.gtid if (end.gtid or isinstance(end.gtid, Gtid)) else None
 
 
 async def primary_state(conn: Any) -> PrimaryState:
     """Flavor, read-only flag and GTID state (no privilege needed beyond a login)."""
-    version = str((await _rows(conn, "SELECT VERSION()"))[0][0])
-    row = (await _rows(conn, PRIMARY_STATE_SQL[is_mariadb_version(version)]))[0]
-    return primary_state_from(version, row)
+    return await drive_async(asked.primary_state(), conn)
 
 
 async def binlog_files(conn: Any) -> list[tuple[str, int]]:
     """``SHOW BINARY LOGS``: (file name, size) pairs, oldest first."""
-    return [(str(r[0]), int(r[1])) for r in await _rows(conn, "SHOW BINARY LOGS")]
+    return await drive_async(asked.binlog_files(), conn)
 
 
 class InformationSchemaProvider:

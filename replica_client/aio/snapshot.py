@@ -4,14 +4,10 @@ Driver layer (aiomysql), used by :class:`~replica_client.aio.stream.BinlogStream
 when ``snapshot`` is set; the rules (read points, progress, value types, the
 seam) are in :mod:`replica_client.snapshot`.
 
-Read points:
-
-* MariaDB: ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` and the status
-  variables ``binlog_snapshot_file`` / ``binlog_snapshot_position``, turned
-  into a GTID state by ``BINLOG_GTID_POS()``: exact, without a lock;
-* MySQL: the transaction is started under ``FLUSH TABLES WITH READ LOCK``,
-  held while ``SHOW BINARY LOG STATUS`` is read (the account needs RELOAD):
-  writes wait for that moment only.
+Read points are the control layer's (:func:`replica_client.control.primary.
+snapshot_point`: MariaDB's consistent snapshot is exact without a lock, MySQL's
+is taken under a brief global read lock, RELOAD needed), asked over this
+reader's own connection so the transaction is its.
 
 Rows are read in primary-key order with a server-side cursor (consistent
 mode) or ``LIMIT`` chunks (chunked mode), as raw text-protocol values
@@ -24,15 +20,15 @@ import datetime as dt
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiomysql
 import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
-from ..codec import is_mariadb_version
-from ..control.queries import client_error
+from ..control.primary import NO_BINLOG, ServerFacts, binlog_end, server_facts, snapshot_point
+from ..control.procedure import client_error
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (
@@ -55,12 +51,29 @@ from ..snapshot import (
     select_sql,
 )
 from .config import ReplicaConfig
-from .control import open_control
+from .control import drive_async, open_control
 
 if TYPE_CHECKING:
-    from .stream import BinlogStream
+    from ..session import StreamItem
 
-__all__ = ["SnapshotReader"]
+
+class ChangeSource(Protocol):
+    """What the snapshot's merge takes from the stream (``BinlogStream``): where it
+    stands, and its next item with that item's changes."""
+
+    @property
+    def config(self) -> ReplicaConfig: ...
+
+    @property
+    def position(self) -> FilePos | None: ...
+
+    @property
+    def gtid_state(self) -> Gtid | MysqlGtidSet: ...
+
+    async def next_changes(self) -> tuple[StreamItem, list[Change]]: ...
+
+
+__all__ = ["ChangeSource", "SnapshotReader"]
 
 #: A change, and for a read row what it adds to its table's progress.
 _Item = tuple[Change, "tuple[TableProgress, Key, ReadPoint] | None"]
@@ -89,6 +102,7 @@ class SnapshotReader:
         self._resume = resume
         self._conn: Any = None
         self._mariadb = True
+        self._facts: ServerFacts | None = None
         self._plans: dict[str, TablePlan] = {}
         self.state: SnapshotState | None = None
         self._seam: Seam | None = None
@@ -96,7 +110,7 @@ class SnapshotReader:
         self._tx_point: ReadPoint | None = None  # the consistent transaction's point
         self._descriptions: dict[str, tuple[Any, ...]] = {}
         self._ended = False
-        self._stream: BinlogStream | None = None
+        self._stream: ChangeSource | None = None
         self._in_tx = False
 
     # -- setup --------------------------------------------------------------------------------
@@ -117,13 +131,13 @@ class SnapshotReader:
         cfg = self._config
         # Raw values: each column is converted by its plan, as the decoder types it.
         self._conn = await open_control(cfg, use_unicode=False, conv={})
-        version = (await self._rows("SELECT VERSION()"))[0][0]
-        self._mariadb = is_mariadb_version(version)
-        metadata = await self._variable("binlog_row_metadata")
+        self._facts = facts = await drive_async(server_facts(), self._conn)
+        self._mariadb = facts.mariadb
+        metadata = facts.row_metadata
         # With a schema history the stream's TABLE_MAPs are completed from it (ENUM/SET
         # as labels whatever the metadata); without one, NO_LOG gives no charsets.
         history = cfg.schema_history != "off"
-        if self._mariadb and metadata in ("", "NO_LOG") and not history:
+        if self._mariadb and metadata == "NO_LOG" and not history:
             raise SnapshotError(NO_LOG_MESSAGE)
         for sql in SESSION_SQL:
             await self._execute(sql)
@@ -179,7 +193,7 @@ class SnapshotReader:
     def attached(self) -> bool:
         return self._run is not None
 
-    def stream_gtid(self, stream: BinlogStream) -> Gtid | MysqlGtidSet | None:
+    def stream_gtid(self, stream: ChangeSource) -> Gtid | MysqlGtidSet | None:
         """The stream's GTID state where it is the whole state (the stream started from a
         GTID state); None where it holds only what this stream delivered (a start at a
         file position or "now"): then positions compare."""
@@ -188,7 +202,7 @@ class SnapshotReader:
         gtid = stream.gtid_state
         return gtid if gtid else None
 
-    def attach(self, stream: BinlogStream) -> None:
+    def attach(self, stream: ChangeSource) -> None:
         self._stream = stream
         self._run = self._changes()
 
@@ -234,39 +248,17 @@ class SnapshotReader:
     async def _start_transaction(self) -> ReadPoint:
         """Start a consistent-snapshot transaction; the point it reads at."""
         self._in_tx = True
-        if self._mariadb:
-            await self._execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            status = dict(await self._rows("SHOW STATUS LIKE 'binlog_snapshot_%'"))
-            file = _text(status.get(b"Binlog_snapshot_file", b""))
-            pos = int(status.get(b"Binlog_snapshot_position", b"0"))
-            if not file:
-                raise SnapshotError("the primary does not write a binlog (log_bin is off)")
-            text = (await self._rows("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos)))[0][0]
-            gtid = Gtid(_text(text)) if text else None
-            return ReadPoint(FilePos(file, pos), gtid or None)
-        await self._execute("FLUSH TABLES WITH READ LOCK")
-        try:
-            await self._execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            return await self._mysql_point()
-        finally:
-            await self._execute("UNLOCK TABLES")
+        assert self._facts is not None
+        end = await drive_async(snapshot_point(self._facts), self._conn)
+        assert end.position is not None
+        return ReadPoint(end.position, end.gtid or None)
 
     async def _point_now(self) -> ReadPoint:
-        if self._mariadb:
-            row = (await self._rows("SHOW MASTER STATUS"))[0]
-            text = (await self._rows("SELECT @@GLOBAL.gtid_binlog_pos"))[0][0]
-            gtid = Gtid(_text(text)) if text else None
-            return ReadPoint(FilePos(_text(row[0]), int(row[1])), gtid or None)
-        return await self._mysql_point()
-
-    async def _mysql_point(self) -> ReadPoint:
-        rows = await self._rows("SHOW BINARY LOG STATUS")
-        if not rows:
-            raise SnapshotError("the primary does not write a binlog (log_bin is off)")
-        file, pos, executed = _text(rows[0][0]), int(rows[0][1]), _text(rows[0][4] or b"")
-        gtid_mode = await self._variable("gtid_mode")
-        gtid = MysqlGtidSet(executed.replace("\n", "")) if gtid_mode == "ON" else None
-        return ReadPoint(FilePos(file, pos), gtid)
+        assert self._facts is not None
+        end = await drive_async(binlog_end(self._facts, exact=True), self._conn)
+        if end.position is None:
+            raise SnapshotError(NO_BINLOG)
+        return ReadPoint(end.position, end.gtid or None)
 
     async def _commit(self) -> None:
         if self._in_tx:
@@ -445,21 +437,20 @@ class SnapshotReader:
             if all(p.passed(stream.position, gtid) for p in points):
                 return
             try:
-                item = await stream._next_passed()
+                item, changes = await stream.next_changes()
             except StopAsyncIteration:
                 self._ended = True  # a non-blocking stream reached the end, or it was closed
                 return
-            stream._caught_up = False
             event = item.event
-            assert event is not None
             if isinstance(event, RowsEvent):
-                for change in stream._row_changes(item, event):
+                for change in changes:
                     kept = seam.keep(change)
                     if kept is not None:
                         yield kept, None
-            elif isinstance(event, QueryEvent):
-                self._check_ddl(event)
-                for change in stream._statement(item, event):
+            else:
+                if isinstance(event, QueryEvent):
+                    self._check_ddl(event)
+                for change in changes:  # a statement's (statements="deliver")
                     yield change, None
 
     def _check_ddl(self, event: QueryEvent) -> None:
@@ -495,10 +486,6 @@ class SnapshotReader:
     async def _execute(self, sql: str) -> None:
         async with self._conn.cursor() as cur:
             await cur.execute(sql)
-
-    async def _variable(self, name: str) -> str:
-        rows = await self._rows("SHOW GLOBAL VARIABLES LIKE %s", (name,))
-        return _text(rows[0][1]).upper() if rows else ""
 
 
 class _RedoError(Exception):

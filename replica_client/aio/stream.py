@@ -42,7 +42,6 @@ from ..checkpoint import Checkpoint
 from ..errors import (
     BinlogPositionError,
     ConnectionLostError,
-    FailoverError,
     LostTransactionsError,
     ReplicaError,
     ReplicaTimeoutError,
@@ -471,6 +470,23 @@ class BinlogStream:
             if mode == "auto" or item.skipped:
                 self._send_acks()
 
+    async def next_changes(self) -> tuple[StreamItem, list[Change]]:
+        """The next item passed to a ``changes()`` consumer, and its changes (none for
+        an event that gives none): the one source of changes, for :class:`ChangeStream`
+        and the snapshot's merge.
+
+        Raises:
+            StopAsyncIteration: the stream ended (non-blocking) or was closed.
+        """
+        item = await self._next_passed()
+        self._caught_up = False
+        event = item.event
+        if isinstance(event, RowsEvent):
+            return item, self._row_changes(item, event)
+        if type(event) is QueryEvent:
+            return item, self._statement(item, event)
+        return item, []
+
     def _row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]:
         """The changes of ``item``'s rows event, once it is passed (``changes()``).
 
@@ -665,36 +681,31 @@ class BinlogStream:
                 delivered (it never takes over).
             FailoverError: no host could take over.
         """
-        from .control import open_control, primary_state
+        from ..control.primary import FailoverChoice, primary_state
+        from .control import ask
 
         lost = self._target.address
-        addresses = self._config.addresses
-        index = addresses.index(lost) if lost in addresses else -1
-        order = [*addresses[index + 1 :], *addresses[: max(index, 0)]]
-        tried: list[str] = []
-        for address in order:
+        choice = FailoverChoice(
+            self._config.addresses,
+            lost,
+            lambda state: self._delivery.missing_on(state.gtid_state, state.binlog_state),
+            cause,
+        )
+        for address in choice.candidates:
             target = self._config.for_address(address)
             try:
-                conn = await open_control(target)
-                try:
-                    state = await primary_state(conn)
-                finally:
-                    conn.close()
+                state = await ask(target, primary_state())
             except ReplicaError as exc:
-                tried.append(f"{address}: {exc}")
+                choice.passed_over(address, exc)
                 continue
-            if state.read_only:
-                tried.append(f"{address}: read-only (not a primary)")
+            if not choice.accepts(address, state):
                 continue
-            missing = self._delivery.missing_on(state.gtid_state, state.binlog_state)
-            if missing:
-                raise LostTransactionsError(address, missing) from cause
             previous, self._target = self._target, target
             try:
                 await self._open(resume=True, by_gtid=True)
             except (ConnectionLostError, ReplicaTimeoutError) as exc:
                 self._target = previous
-                tried.append(f"{address}: {exc}")
+                choice.passed_over(address, exc)
                 continue
             except BinlogPositionError as exc:
                 # The primary refused the GTID state: it does not have it.
@@ -711,10 +722,7 @@ class BinlogStream:
                 self._delivery.since_checkpoint,
             )
             return
-        raise FailoverError(
-            f"the primary {lost} was lost and no other host could take over: "
-            + "; ".join(tried or ["no other host"])
-        ) from cause
+        raise choice.error() from cause
 
 
 class ChangeStream:
@@ -776,14 +784,7 @@ class ChangeStream:
                             break
                 if pending:
                     break
-            item = await stream._next_passed()
-            event = item.event
-            assert event is not None
-            if isinstance(event, RowsEvent):
-                pending.extend(stream._row_changes(item, event))
-            elif type(event) is QueryEvent:
-                pending.extend(stream._statement(item, event))
-            stream._caught_up = False
+            pending.extend((await stream.next_changes())[1])
         change = pending.popleft()
         if not pending and stream._settling:
             stream._handed_over()

@@ -1,7 +1,11 @@
 """Every question to the primary over an ordinary client connection (never the replica's).
 
-- :mod:`.queries`: the statements and the parsing of their rows, sans I/O, and
-  the procedures built on them (capture a schema history at a binlog point);
+- :mod:`.procedure`: what a question is (a generator of :class:`Query` values)
+  and :func:`drive`, the one loop that answers one; sans I/O;
+- :mod:`.primary`: what the primary is, where its binlog ends, the snapshot's
+  read point, its state and :class:`FailoverChoice`; sans I/O;
+- :mod:`.queries`: the table definitions and a schema history at a binlog
+  point; sans I/O;
 - :mod:`.blocking`: the runner: a client connection over the project's own wire
   protocol (:class:`SqlConnection`) and binlog scans, blocking;
 - the asyncio runner and the answers the stream asks for are
@@ -11,24 +15,25 @@
 from __future__ import annotations
 
 from .blocking import SqlConnection, run, scan_queries, sql_literal
-from .queries import (
+from .primary import (
     BinlogEnd,
-    PreparedHistory,
-    Procedure,
-    Query,
-    QueryFailed,
-    ScannedQuery,
-    ScanQueries,
+    FailoverChoice,
+    PrimaryState,
     ServerFacts,
     binlog_end,
-    prepare_history,
+    binlog_files,
+    primary_state,
     server_facts,
-    table_definitions,
+    snapshot_point,
 )
+from .procedure import Procedure, Query, QueryFailed, ScannedQuery, ScanQueries, drive
+from .queries import PreparedHistory, prepare_history, table_definitions
 
 __all__ = [
     "BinlogEnd",
+    "FailoverChoice",
     "PreparedHistory",
+    "PrimaryState",
     "Procedure",
     "Query",
     "QueryFailed",
@@ -37,10 +42,14 @@ __all__ = [
     "ServerFacts",
     "SqlConnection",
     "binlog_end",
+    "binlog_files",
+    "drive",
     "prepare_history",
+    "primary_state",
     "run",
     "scan_queries",
     "server_facts",
+    "snapshot_point",
     "sql_literal",
     "table_definitions",
 ]

@@ -20,7 +20,16 @@ from ..binlog.events import GtidEvent, MysqlGtidEvent, QueryEvent
 from ..errors import ConnectionLostError, ReplicaTimeoutError, ServerError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..wire.packets import ResultSet
-from .queries import Procedure, Query, QueryFailed, ScannedQuery, ScanQueries
+from .procedure import (
+    Answer,
+    Procedure,
+    Query,
+    QueryFailed,
+    ScannedQuery,
+    ScanQueries,
+    drive,
+    tolerated,
+)
 
 if TYPE_CHECKING:
     from ..aio.config import ReplicaConfig
@@ -175,8 +184,8 @@ def _answer(conn: SqlConnection, query: Query) -> list[tuple[Any, ...]] | QueryF
     try:
         return conn.rows(_with_args(query))
     except ServerError as exc:
-        if exc.errno in query.tolerate:
-            return QueryFailed(exc.errno, exc.message)
+        if (failed := tolerated(query, exc)) is not None:
+            return failed
         raise
 
 
@@ -192,18 +201,15 @@ def run(
     own = conn is None
     if conn is None:
         conn = SqlConnection(config)
+    sql = conn
+
+    def answer(request: Query | ScanQueries) -> Answer:
+        if isinstance(request, ScanQueries):
+            return (scan or scan_queries)(config, request.start)
+        return _answer(sql, request)
+
     try:
-        answer: Any = None
-        while True:
-            try:
-                request = procedure.send(answer)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            if isinstance(request, ScanQueries):
-                answer = (scan or scan_queries)(config, request.start)
-            else:
-                answer = _answer(conn, request)
+        return drive(procedure, answer)
     finally:
         if own:
             conn.close()

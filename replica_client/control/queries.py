@@ -1,256 +1,44 @@
-"""The questions to the primary: their SQL and the parsing of their answers. No I/O.
+"""The table definitions and the schema history at a stream's start. No I/O.
 
-Each answer the library needs from a primary's ordinary client connection
-(never the replication connection) is asked here once, as a :class:`Query`
-(SQL text and arguments) and a parser of its rows. Questions that take
-several statements (capture the table definitions at a binlog point, which
-reads the binlog's end before and after and asks again when a DDL slipped in
-between) are *procedures*: generators that yield what they need, a
-:class:`Query` or a :class:`ScanQueries` (the QueryEvents of a binlog range,
-read over a replication connection), and get the answer sent back. Two thin
-runners drive them, :mod:`.aio` (asyncio) and :mod:`.blocking` (threads, the
-Spark driver), so every question has one text and one parser.
+The procedures (see :mod:`.procedure`) that read ``information_schema`` into
+:class:`~replica_client.schema.model.TableDef` values, and
+:func:`prepare_history`: the definitions read between two reads of the
+binlog's end (again when a DDL slipped in between), and the binlog from the
+stream's start scanned for DDL, so the history is valid at the start.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-import ssl
-from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ..binlog.events import QueryEvent
-from ..codec import is_mariadb_version, server_text
+from ..codec import server_text
 from ..config import TableFilter
-from ..errors import ConnectionLostError, ReplicaError, server_error
-from ..position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_triples
+from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema.history import DdlMark, SchemaHistory
 from ..schema.model import ColumnDef, TableDef
+from .primary import BinlogEnd, ServerFacts, binlog_end, server_facts
+from .procedure import Procedure, Query, ScannedQuery, ScanQueries
 
 __all__ = [
-    "PRIMARY_STATE_SQL",
     "SYSTEM_SCHEMAS",
-    "Answer",
-    "BinlogEnd",
-    "Procedure",
-    "Query",
-    "QueryFailed",
-    "ScanQueries",
-    "ScannedQuery",
+    "CAPTURE_ATTEMPTS",
+    "Definitions",
     "PreparedHistory",
-    "PrimaryState",
-    "ServerFacts",
-    "binlog_end",
-    "client_error",
     "column_def",
     "prepare_history",
-    "primary_state_from",
-    "server_facts",
     "table_definitions",
     "table_defs_from_rows",
     "tracked_patterns",
     "tracked_schemas",
 ]
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One statement; its answer is the list of result rows (tuples).
-
-    ``tolerate``: server error numbers that are an answer rather than a failure
-    (the runner sends a :class:`QueryFailed` back instead of raising).
-    """
-
-    sql: str
-    args: tuple[Any, ...] = ()
-    tolerate: frozenset[int] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class QueryFailed:
-    """A tolerated error: the server refused the statement with ``errno``."""
-
-    errno: int
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ScannedQuery:
-    """A QueryEvent met by :class:`ScanQueries`, where it sits in the binlog."""
-
-    position: FilePos
-    gtid: str | None
-    event: QueryEvent
-
-
-@dataclass(frozen=True, slots=True)
-class ScanQueries:
-    """Read the binlog from ``start`` (None: the first file the primary has) to its end
-    (now) over a replication connection; the answer is every QueryEvent met (a list of
-    :class:`ScannedQuery`)."""
-
-    start: FilePos | Gtid | MysqlGtidSet | None
-
-
-#: What a runner sends back into a procedure.
-Answer = list[tuple[Any, ...]] | QueryFailed | list[ScannedQuery]
-#: A procedure: yields what it needs, gets the answer, returns its result.
-Procedure = Generator[Query | ScanQueries, Any, T]
-
-#: Error numbers of a missing privilege (1227: "Access denied; you need ... privilege").
-ACCESS_DENIED: Final = frozenset({1227, 1142, 1143, 1044, 1045})
 #: Schemas whose tables are the server's own.
 SYSTEM_SCHEMAS: Final = frozenset({"information_schema", "performance_schema", "sys"})
-
-
-def client_error(exc: BaseException, address: str) -> ReplicaError:
-    """The library's error for what a client driver (PyMySQL, aiomysql) raised: the
-    server's errors (1000-1999) by errno, anything else a lost connection."""
-    args: tuple[Any, ...] = tuple(exc.args)
-    if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
-        return server_error(args[0], "HY000", str(args[1]))
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ssl.SSLError):
-            return ConnectionLostError(
-                f"TLS handshake with the primary at {address} failed: {cause}"
-            )
-        cause = cause.__cause__ or cause.__context__
-    return ConnectionLostError(f"cannot connect to the primary at {address} (SQL): {exc}")
-
-
-def _one(rows: Answer) -> tuple[Any, ...]:
-    if isinstance(rows, QueryFailed) or not rows:
-        raise LookupError("the query returned no row")
-    row = rows[0]
-    assert isinstance(row, tuple)
-    return row
-
-
-# -- what the server is ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ServerFacts:
-    """What a primary says about itself and how it writes its binlog.
-
-    Attributes:
-        version: ``SELECT VERSION()``.
-        mariadb: the flavour, from the version text (the one place that decides it).
-        variables: the global variables of :data:`_FACT_VARIABLES`, lower-case
-            names, as text (absent when the server has no such variable).
-    """
-
-    version: str
-    mariadb: bool
-    variables: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def major_minor(self) -> tuple[int, int]:
-        m = re.match(r"(\d+)\.(\d+)", self.version)
-        return (int(m[1]), int(m[2])) if m else (0, 0)
-
-    @property
-    def binlog_format(self) -> str:
-        return self.variables.get("binlog_format", "").upper()
-
-    @property
-    def row_metadata(self) -> str:
-        """FULL, MINIMAL or NO_LOG (a server without the variable writes none)."""
-        return self.variables.get("binlog_row_metadata", "NO_LOG").upper() or "NO_LOG"
-
-    @property
-    def server_id(self) -> int:
-        return int(self.variables.get("server_id", "0") or 0)
-
-
-_FACT_VARIABLES: Final = (
-    "server_id",
-    "binlog_format",
-    "binlog_row_metadata",
-    "binlog_row_image",
-    "binlog_checksum",
-    "log_bin",
-    "read_only",
-    "rpl_semi_sync_master_enabled",
-    "rpl_semi_sync_source_enabled",
-    "collation_server",
-    "explicit_defaults_for_timestamp",
-)
-
-
-def is_mariadb(version: str) -> bool:
-    """The flavour of a server from its ``VERSION()`` text."""
-    return is_mariadb_version(version)
-
-
-def server_facts() -> Procedure[ServerFacts]:
-    """Version, flavour and the global binlog settings (no privilege beyond a login)."""
-    version = str(_one((yield Query("SELECT VERSION()")))[0])
-    names = ", ".join(f"'{n}'" for n in _FACT_VARIABLES)
-    rows = yield Query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})")
-    variables = {str(name).lower(): "" if value is None else str(value) for name, value in rows}
-    return ServerFacts(version, is_mariadb(version), variables)
-
-
-@dataclass(frozen=True, slots=True)
-class PrimaryState:
-    """Whether a server can be streamed from as a primary, and what it has."""
-
-    version: str
-    is_mariadb: bool
-    read_only: bool
-    #: What its binlog holds: ``@@gtid_binlog_pos`` (MariaDB) or ``@@gtid_executed`` (MySQL).
-    gtid_state: Gtid | MysqlGtidSet
-    #: MariaDB ``@@gtid_binlog_state``: the last GTID of each domain and server in its binlog.
-    binlog_state: tuple[GtidTriple, ...] | None = None
-
-
-#: What :class:`PrimaryState` is read from, by flavor (is MariaDB -> SQL).
-PRIMARY_STATE_SQL: dict[bool, str] = {
-    True: "SELECT @@GLOBAL.read_only, @@GLOBAL.gtid_binlog_pos, @@GLOBAL.gtid_binlog_state",
-    False: "SELECT @@GLOBAL.read_only, @@GLOBAL.super_read_only, @@GLOBAL.gtid_executed",
-}
-
-
-def primary_state_from(version: str, row: Sequence[Any]) -> PrimaryState:
-    """A :class:`PrimaryState` from ``SELECT VERSION()`` and the row of ``PRIMARY_STATE_SQL``."""
-    if is_mariadb_version(version):
-        held = parse_gtid_triples(str(row[2] or ""))
-        return PrimaryState(version, True, bool(int(row[0])), Gtid(str(row[1] or "")), held)
-    read_only = bool(int(row[0])) or bool(int(row[1]))
-    return PrimaryState(version, False, read_only, MysqlGtidSet(str(row[2] or "")))
-
-
-# -- where the binlog ends ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BinlogEnd:
-    """The primary's binlog end at one moment: file position (None without the
-    privilege to read it) and GTID state."""
-
-    position: FilePos | None
-    gtid: Gtid | MysqlGtidSet
-
-
-def binlog_end(facts: ServerFacts) -> Procedure[BinlogEnd]:
-    """The binlog's end now: ``SHOW MASTER STATUS`` (MariaDB) / ``SHOW BINARY LOG STATUS``
-    (MySQL; needs BINLOG MONITOR / REPLICATION CLIENT, else the position is None) and the
-    GTID state (``@@gtid_binlog_pos`` / ``@@gtid_executed``)."""
-    statement = "SHOW MASTER STATUS" if facts.mariadb else "SHOW BINARY LOG STATUS"
-    rows = yield Query(statement, tolerate=ACCESS_DENIED)
-    position = None
-    if not isinstance(rows, QueryFailed) and rows:
-        position = FilePos(str(rows[0][0]), int(rows[0][1]))
-    variable = "gtid_binlog_pos" if facts.mariadb else "gtid_executed"
-    text = str(_one((yield Query(f"SELECT @@GLOBAL.{variable}")))[0] or "")
-    gtid: Gtid | MysqlGtidSet = Gtid(text) if facts.mariadb else MysqlGtidSet(text)
-    return BinlogEnd(position, gtid)
 
 
 # -- table definitions -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ..config import DecoderOptions, TableFilter, format_address, parse_address
 from ..errors import ConfigError
@@ -212,6 +212,22 @@ class SourceOptions:
         """These options pointed at one of the hosts."""
         host, port = parse_address(address)
         return replace(self, host=host, port=port)
+
+    def connection_kwargs(self) -> dict[str, Any]:
+        """PyMySQL connection arguments for the primary of these options."""
+        kwargs: dict[str, Any] = {
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+            "connect_timeout": self.connect_timeout,
+            "autocommit": True,
+        }
+        if self.tls != "off":
+            kwargs["ssl"] = {"ca": self.tls_ca} if self.tls_ca else {}
+            kwargs["ssl_verify_cert"] = self.tls != "required"
+            kwargs["ssl_verify_identity"] = self.tls == "verify_identity"
+        return kwargs
 
     def require_connection(self) -> None:
         """Raise ConfigError unless the options name a primary to stream from."""

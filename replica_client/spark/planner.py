@@ -37,16 +37,20 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from ..codec import is_mariadb_version
-from ..control.queries import PRIMARY_STATE_SQL, PrimaryState, primary_state_from
+from ..control.primary import (
+    NO_BINLOG,
+    FailoverChoice,
+    binlog_files,
+    current_end,
+    primary_state,
+)
+from ..control.procedure import Procedure
 from ..errors import (
     BinlogPositionError,
     ConfigError,
     ConnectionLostError,
-    FailoverError,
-    LostTransactionsError,
     ReplicaError,
     ReplicaTimeoutError,
 )
@@ -61,9 +65,11 @@ from ..position import (
 )
 from ..schema import SchemaHistory, SchemaTracker
 from .dump import BinlogDump, Txn, position_key
-from .history import HistoryJson, history_from_json, load_history_file, prepare
+from .history import HistoryJson, history_from_json, load_history_file, prepare, replica_config
 from .options import SourceOptions
 from .snapshot import Chunk, plan_snapshot
+
+T = TypeVar("T")
 
 __all__ = [
     "Offset",
@@ -211,27 +217,10 @@ class Offset:
         return parse_gtid_state(self.gtid)
 
 
-def connection_kwargs(opts: SourceOptions) -> dict[str, Any]:
-    """PyMySQL connection arguments for the primary of ``opts``."""
-    kwargs: dict[str, Any] = {
-        "host": opts.host,
-        "port": opts.port,
-        "user": opts.user,
-        "password": opts.password,
-        "connect_timeout": opts.connect_timeout,
-        "autocommit": True,
-    }
-    if opts.tls != "off":
-        kwargs["ssl"] = {"ca": opts.tls_ca} if opts.tls_ca else {}
-        kwargs["ssl_verify_cert"] = opts.tls != "required"
-        kwargs["ssl_verify_identity"] = opts.tls == "verify_identity"
-    return kwargs
-
-
 def _control_connection(opts: SourceOptions) -> Any:
     import pymysql
 
-    return pymysql.connect(**connection_kwargs(opts))
+    return pymysql.connect(**opts.connection_kwargs())
 
 
 def query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -245,19 +234,19 @@ def query(opts: SourceOptions, sql: str, args: tuple[Any, ...] = ()) -> list[tup
         conn.close()
 
 
+def _ask(opts: SourceOptions, procedure: Procedure[T]) -> T:
+    """A control-layer procedure answered by the primary of ``opts``."""
+    from ..control.blocking import run
+
+    return run(replica_config(opts), procedure)
+
+
 def primary_end(opts: SourceOptions) -> FilePos:
-    """The end of the primary's binlog now (``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``)."""
-    rows = _binlog_status(opts)
-    if not rows:
-        raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
-    return FilePos(str(rows[0][0]), int(rows[0][1]))
-
-
-def _binlog_status(opts: SourceOptions) -> list[tuple[Any, ...]]:
-    try:
-        return query(opts, "SHOW MASTER STATUS")
-    except Exception:  # MySQL 8.4+ names it SHOW BINARY LOG STATUS
-        return query(opts, "SHOW BINARY LOG STATUS")
+    """The end of the primary's binlog now (its file position)."""
+    end = _ask(opts, current_end())
+    if end.position is None:
+        raise ConfigError(f"the server at {opts.address}: {NO_BINLOG}")
+    return end.position
 
 
 def resolve_start(opts: SourceOptions) -> Offset:
@@ -268,29 +257,14 @@ def resolve_start(opts: SourceOptions) -> Offset:
     if isinstance(start, Gtid | MysqlGtidSet):
         return Offset("", 0, str(start), opts.address)
     if start == "earliest":
-        rows = query(opts, "SHOW BINARY LOGS")
-        if not rows:
+        files = _ask(opts, binlog_files())
+        if not files:
             raise ConfigError(f"the server at {opts.address} has no binary logs")
-        return Offset(str(rows[0][0]), 4, "", opts.address)
-    rows = _binlog_status(opts)
-    if not rows:
-        raise ConfigError(f"the server at {opts.address} has no binary log (log_bin off)")
-    end = FilePos(str(rows[0][0]), int(rows[0][1]))
-    version = str(query(opts, "SELECT VERSION()")[0][0])
-    if is_mariadb_version(version):
-        found = query(opts, "SELECT BINLOG_GTID_POS(%s, %s)", (end.file, end.pos))
-        gtid = str(found[0][0] or "") if found else ""
-    else:
-        executed = str(rows[0][4] or "") if len(rows[0]) > 4 else ""
-        gtid = str(MysqlGtidSet(executed)) if executed else ""
-    return Offset(end.file, end.pos, gtid, opts.address)
-
-
-def probe_primary(opts: SourceOptions) -> PrimaryState:
-    """Whether the server of ``opts`` is a writable primary, and its GTID state."""
-    version = str(query(opts, "SELECT VERSION()")[0][0])
-    row = query(opts, PRIMARY_STATE_SQL[is_mariadb_version(version)])[0]
-    return primary_state_from(version, row)
+        return Offset(files[0][0], 4, "", opts.address)
+    end = _ask(opts, current_end(exact=True))  # the GTID state at the position
+    if end.position is None:
+        raise ConfigError(f"the server at {opts.address}: {NO_BINLOG}")
+    return Offset(end.position.file, end.position.pos, str(end.gtid), opts.address)
 
 
 def split_partitions(
@@ -607,32 +581,26 @@ class StreamPlanner:
             LostTransactionsError: a writable primary lacks planned transactions.
             FailoverError: no host can take over.
         """
-        lost = self._address
-        addresses = self.opts.addresses
-        index = addresses.index(lost) if lost in addresses else -1
-        tried: list[str] = []
-        for address in [*addresses[index + 1 :], *addresses[: max(index, 0)]]:
-            try:
-                state = probe_primary(self.opts.for_address(address))
-            except Exception as exc:  # unreachable, refused: try the next one
-                tried.append(f"{address}: {exc}")
-                continue
-            if state.read_only:
-                tried.append(f"{address}: read-only (not a primary)")
-                continue
-            missing = missing_transactions(
+        choice = FailoverChoice(
+            self.opts.addresses,
+            self._address,
+            lambda state: missing_transactions(
                 delivered.gtid_state(), state.gtid_state, self._recent, state.binlog_state
-            )
-            if missing:
-                raise LostTransactionsError(address, missing) from cause
-            self._address = address
-            if self._target is not None:
-                self._target = primary_end(self.primary)
-            return
-        raise FailoverError(
-            f"the primary {lost} was lost and no other host could take over: "
-            + "; ".join(tried or ["no other host"])
-        ) from cause
+            ),
+            cause,
+        )
+        for address in choice.candidates:
+            try:
+                state = _ask(self.opts.for_address(address), primary_state())
+            except ReplicaError as exc:  # unreachable, refused: try the next one
+                choice.passed_over(address, exc)
+                continue
+            if choice.accepts(address, state):
+                self._address = address
+                if self._target is not None:
+                    self._target = primary_end(self.primary)
+                return
+        raise choice.error() from cause
 
     def _reread(self, start: Offset, end: Offset) -> list[Txn]:
         """Read ``[start, end)`` again (a restart from the checkpoint)."""

@@ -23,11 +23,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..codec import is_mariadb_version
+from ..control.primary import NO_BINLOG, ServerFacts, binlog_end, server_facts, snapshot_point
+from ..control.procedure import (
+    Answer,
+    Procedure,
+    Query,
+    ScanQueries,
+    drive,
+    text_rows,
+    tolerated,
+)
 from ..errors import SnapshotError
 from ..snapshot import (
     COLUMNS_SQL,
@@ -46,25 +55,24 @@ from ..snapshot import (
 from .changelog import ChangelogBuilder
 from .options import SourceOptions
 
-__all__ = ["Chunk", "plan_snapshot", "read_chunk"]
+__all__ = ["Chunk", "ask_on", "plan_snapshot", "read_chunk"]
 
 #: One range of one table: ``"schema.table"``, the key after which it starts and the
 #: key it ends with (key JSON as in ``SnapshotState``; None: unbounded).
 Chunk = tuple[str, "list[Any] | None", "list[Any] | None"]
 
 _FETCH = 1000
+T = TypeVar("T")
 
 
 def _connect(opts: SourceOptions) -> Any:
     import pymysql
     from pymysql.converters import conversions
 
-    from .planner import connection_kwargs
-
     # Raw values: each column is converted by its plan, as the decoder types it (no
     # decoders; the encoders quote query arguments).
     encoders = {k: v for k, v in conversions.items() if not isinstance(k, int)}
-    conn = pymysql.connect(**connection_kwargs(opts), use_unicode=False, conv=encoders)
+    conn = pymysql.connect(**opts.connection_kwargs(), use_unicode=False, conv=encoders)
     with conn.cursor() as cur:
         for sql in SESSION_SQL:
             cur.execute(sql)
@@ -81,23 +89,40 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def _server(conn: Any) -> tuple[bool, bool]:
-    """(MariaDB?, ENUM/SET as labels?) of the primary; raises on NO_LOG metadata."""
-    mariadb = is_mariadb_version(_rows(conn, "SELECT VERSION()")[0][0])
-    found = _rows(conn, "SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'")
-    metadata = _text(found[0][1]).upper() if found else ""
-    if mariadb and metadata in ("", "NO_LOG"):
+def ask_on(conn: Any, procedure: Procedure[T]) -> T:
+    """Drive a control-layer procedure over this task's own PyMySQL connection (so a
+    snapshot transaction it starts is the task's)."""
+    import pymysql
+
+    def answer(request: Query | ScanQueries) -> Answer:
+        if isinstance(request, ScanQueries):
+            raise TypeError("a binlog scan needs a replication connection")
+        try:
+            return text_rows(_rows(conn, request.sql, request.args or None))
+        except pymysql.err.MySQLError as exc:
+            if (failed := tolerated(request, exc)) is not None:
+                return failed
+            raise
+
+    return drive(procedure, answer)
+
+
+def _server(conn: Any) -> ServerFacts:
+    """What the primary is; raises on NO_LOG metadata (no charsets for the values)."""
+    facts = ask_on(conn, server_facts())
+    if facts.mariadb and facts.row_metadata == "NO_LOG":
         raise SnapshotError(NO_LOG_MESSAGE)
-    return mariadb, metadata == "FULL"
+    return facts
 
 
-def _plan(conn: Any, name: str, labels: bool, mariadb: bool) -> TablePlan:
+def _plan(conn: Any, name: str, facts: ServerFacts) -> TablePlan:
     schema, _, table = name.partition(".")
     columns = [
         (_text(n), _text(d), _text(c)) for n, d, c in _rows(conn, COLUMNS_SQL, (schema, table))
     ]
     key = [_text(r[0]) for r in _rows(conn, KEY_SQL, (schema, table))]
-    plan = plan_table(schema, table, columns, key, labels=labels, mariadb=mariadb)
+    labels = facts.row_metadata == "FULL"  # ENUM/SET as the stream gives them
+    plan = plan_table(schema, table, columns, key, labels=labels, mariadb=facts.mariadb)
     if not plan.key:
         raise SnapshotError(
             f"table {name} has no primary key: startingPosition=snapshot needs one "
@@ -106,46 +131,30 @@ def _plan(conn: Any, name: str, labels: bool, mariadb: bool) -> TablePlan:
     return plan
 
 
-def _point(conn: Any, mariadb: bool) -> tuple[str, int, str]:
+def _point(conn: Any, facts: ServerFacts) -> tuple[str, int, str]:
     """Start a consistent-snapshot transaction: (file, pos, GTID state) it reads at."""
-    if mariadb:
-        _rows(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        status = dict(_rows(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'"))
-        file = _text(status.get(b"Binlog_snapshot_file", b""))
-        pos = int(status.get(b"Binlog_snapshot_position", b"0"))
-        if not file:
-            raise SnapshotError("the primary does not write a binlog (log_bin is off)")
-        gtid = _rows(conn, "SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))[0][0]
-        return file, pos, _text(gtid or b"")
-    _rows(conn, "FLUSH TABLES WITH READ LOCK")
-    try:
-        _rows(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        row = _rows(conn, "SHOW BINARY LOG STATUS")[0]
-    finally:
-        _rows(conn, "UNLOCK TABLES")
-    return _text(row[0]), int(row[1]), _text(row[4] or b"").replace("\n", "")
+    end = ask_on(conn, snapshot_point(facts))
+    assert end.position is not None
+    return end.position.file, end.position.pos, str(end.gtid)
 
 
 def plan_snapshot(opts: SourceOptions, chunk_rows: int) -> tuple[tuple[str, int, str], list[Chunk]]:
     """The stream's start (file, pos, GTID state) and the key ranges to read."""
     conn = _connect(opts)
     try:
-        mariadb, labels = _server(conn)
+        facts = _server(conn)
         names = [
             f"{_text(s)}.{_text(t)}"
             for s, t in _rows(conn, TABLES_SQL)
             if _text(s) not in SYSTEM_SCHEMAS and opts.tables(_text(s), _text(t))
         ]
-        if mariadb:
-            status = _rows(conn, "SHOW MASTER STATUS")[0]
-            gtid = _text(_rows(conn, "SELECT @@GLOBAL.gtid_binlog_pos")[0][0] or b"")
-        else:
-            status = _rows(conn, "SHOW BINARY LOG STATUS")[0]
-            gtid = _text(status[4] or b"").replace("\n", "")
-        start = (_text(status[0]), int(status[1]), gtid)
+        end = ask_on(conn, binlog_end(facts, exact=True))
+        if end.position is None:
+            raise SnapshotError(NO_BINLOG)
+        start = (end.position.file, end.position.pos, str(end.gtid))
         chunks: list[Chunk] = []
         for name in names:
-            plan = _plan(conn, name, labels, mariadb)
+            plan = _plan(conn, name, facts)
             chunks += _ranges(conn, plan, chunk_rows)
         return start, chunks
     finally:
@@ -175,9 +184,9 @@ def read_chunk(opts: SourceOptions, chunk: Chunk) -> Iterator[pa.RecordBatch]:
     name, after, upto = chunk
     conn = _connect(opts)
     try:
-        mariadb, labels = _server(conn)
-        plan = _plan(conn, name, labels, mariadb)
-        file, pos, gtid = _point(conn, mariadb)
+        facts = _server(conn)
+        plan = _plan(conn, name, facts)
+        file, pos, gtid = _point(conn, facts)
         at = dt.datetime.now(dt.UTC)
         builder = ChangelogBuilder()
         import pymysql.cursors

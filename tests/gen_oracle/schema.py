@@ -43,7 +43,7 @@ CHARSETS: dict[str, tuple[int, str]] = {
 
 #: Character sets in which a schema history can tell how the server keeps non-ASCII
 #: ENUM/SET labels of a statement (Unicode ones, and the single-byte latin1); in the
-#: others it cannot (replica_client/schema/ddl.py ``labels_in``), so the oracle writes
+#: others it cannot (replica_client/schema/ddl_charsets.py ``labels_in``), so the oracle writes
 #: them only where the binlog carries the labels (binlog_row_metadata=FULL).
 EXACT_LABEL_CHARSETS = frozenset(
     {"latin1", "utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32"}

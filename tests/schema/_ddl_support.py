@@ -23,7 +23,7 @@ import replica_client as rc
 from replica_client.binlog.charsets import collation_name
 from replica_client.binlog.events import QueryEvent
 from replica_client.config import TableFilter
-from replica_client.control.queries import Query, QueryFailed, table_definitions
+from replica_client.control import Query, QueryFailed, table_definitions
 from replica_client.schema.ddl import DdlContext, DdlEffect, interpret
 from replica_client.schema.model import ColumnDef, TableDef
 from replica_client.testing.server import DatabaseServer, ServerVariant

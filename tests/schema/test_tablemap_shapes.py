@@ -22,7 +22,7 @@ import pytest
 import replica_client as rc
 from replica_client.aio.control import ask
 from replica_client.binlog.events import TableMapEvent
-from replica_client.control.queries import server_facts, table_definitions
+from replica_client.control import server_facts, table_definitions
 from replica_client.schema.model import ColumnDef
 from replica_client.schema.sqltypes import expected_shapes, shape_matches, table_def_from_map
 from replica_client.schema.tracker import _disagreement
