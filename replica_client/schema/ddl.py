@@ -95,7 +95,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from . import dialect as d
-from .ddl_alter import _AlterRules
+from .ddl_alter import AlterRules
 from .ddl_context import (
     MODE_ANSI_QUOTES,
     MODE_NO_BACKSLASH_ESCAPES,
@@ -103,14 +103,14 @@ from .ddl_context import (
     DdlEffect,
     DdlError,
     TableKey,
-    _Unknown,
+    UnknownTable,
 )
 from .model import TableDef
 
 __all__ = ["DdlContext", "DdlEffect", "DdlError", "interpret"]
 
 
-class _Run(_AlterRules):
+class _Run(AlterRules):
     """One reading of one statement: the tables as it leaves them."""
 
     # -- statements ------------------------------------------------------------------
@@ -134,7 +134,7 @@ class _Run(_AlterRules):
                 state = self.current(old_key)
                 self.set(old_key, None)
                 if state is None:
-                    state = _Unknown(f"renamed from {old_key[0]}.{old_key[1]}, not known")
+                    state = UnknownTable(f"renamed from {old_key[0]}.{old_key[1]}, not known")
                 self.set(new_key, state)
         elif isinstance(tree, (d.TruncateTable, d.CreateIndex)):
             self.touched.add(self.key(tree.this))
@@ -157,7 +157,9 @@ class _Run(_AlterRules):
         if isinstance(state, TableDef):
             self.set(key, replace(state, primary_key=()))
         else:
-            self.set(key, _Unknown("its primary key was dropped while its definition was unknown"))
+            self.set(
+                key, UnknownTable("its primary key was dropped while its definition was unknown")
+            )
 
 
 def _parse(text: str, ctx: DdlContext) -> exp.Expr:
@@ -184,7 +186,7 @@ def _interpret_text(statement: str, text: str, ctx: DdlContext) -> DdlEffect:
         if tables is None:
             raise DdlError(statement, reason) from exc
         for table in tables:
-            run.set(run.key(table), _Unknown(reason))
+            run.set(run.key(table), UnknownTable(reason))
         return run.effect()
     run.run(tree)
     return run.effect()

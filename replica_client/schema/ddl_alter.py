@@ -1,6 +1,6 @@
 """What ALTER TABLE does to a table definition, in the order the server applies it. No I/O.
 
-:class:`_AlterRules`: the table's default character set and CONVERT TO first,
+:class:`AlterRules`: the table's default character set and CONVERT TO first,
 then the columns kept in place (a CHANGE/MODIFY without position takes the old
 column's), the ADDs and positioned changes in statement order, the primary
 key (old parts renamed or dropped, then DROP / ADD), and what CONVERT TO
@@ -15,14 +15,14 @@ from dataclasses import replace
 from sqlglot import exp
 
 from . import grammar_nodes as d
-from .ddl_charsets import _same_label_bytes
-from .ddl_columns import _MAX_VARCHAR_BYTES, _TEXT_BYTES, _sized
-from .ddl_context import _NotExactError, _State, _Unknown
-from .ddl_create import _CreateRules
+from .ddl_charsets import same_label_bytes
+from .ddl_columns import MAX_VARCHAR_BYTES, TEXT_BYTES, kind_for_bytes
+from .ddl_context import DdlTableState, NotExactError, UnknownTable
+from .ddl_create import CreateRules
 from .model import TEXT_TYPES, ColumnDef, TableDef
 
 
-class _AlterRules(_CreateRules):
+class AlterRules(CreateRules):
     """The rules of ALTER TABLE."""
 
     # -- ALTER TABLE -------------------------------------------------------------------
@@ -43,27 +43,27 @@ class _AlterRules(_CreateRules):
                 other = self.key(action.expression)
                 self.touched.add(other)
                 if action.this == "CONVERT PARTITION":
-                    self.set(other, _Unknown("made from a partition of another table"))
+                    self.set(other, UnknownTable("made from a partition of another table"))
                 elif action.this == "CONVERT TABLE":
                     self.set(other, None)
         old = self.current(key)
         if not any(_changes_definition(a) for a in actions):
-            new: _State = old
+            new: DdlTableState = old
         elif isinstance(old, TableDef):
             try:
                 new = self.altered(old, actions)
-            except _NotExactError as exc:
-                new = _Unknown(str(exc))
+            except NotExactError as exc:
+                new = UnknownTable(str(exc))
         else:
             new = (
                 old
-                if isinstance(old, _Unknown)
-                else _Unknown("altered while its definition was not known")
+                if isinstance(old, UnknownTable)
+                else UnknownTable("altered while its definition was not known")
             )
         if new_key != key:
             self.set(key, None)
             if new is None:
-                new = _Unknown(f"renamed from {key[0]}.{key[1]}, not known")
+                new = UnknownTable(f"renamed from {key[0]}.{key[1]}, not known")
             self.set(new_key, new)
         elif new is not old:
             self.set(key, new)
@@ -82,12 +82,12 @@ class _AlterRules(_CreateRules):
                 elif action.this == "COLLATE":
                     collation = action.expression.name
                 elif action.this == "WITH SYSTEM VERSIONING":
-                    raise _NotExactError("system versioning adds hidden row start and end columns")
+                    raise NotExactError("system versioning adds hidden row start and end columns")
             elif isinstance(action, d.ConvertCharset):
                 coll = action.expression.name if action.expression else None
                 target = cs.resolve(action.this.name, coll)
                 if convert is not None and target != convert:
-                    raise _NotExactError("two CONVERT TO CHARACTER SET")  # the servers refuse it
+                    raise NotExactError("two CONVERT TO CHARACTER SET")  # the servers refuse it
                 convert = target
         table_cs: tuple[str, str] | None
         if old.charset is not None and old.collation is not None:
@@ -123,9 +123,9 @@ class _AlterRules(_CreateRules):
                 if name not in old_names:
                     if action.args.get("exists"):
                         continue
-                    raise _NotExactError(f"no column {source.name!r} to change")
+                    raise NotExactError(f"no column {source.name!r} to change")
                 if name in changes or name in renames:
-                    raise _NotExactError(f"column {source.name!r} changed twice")
+                    raise NotExactError(f"column {source.name!r} changed twice")
                 changes[name] = action
                 added.add(action.this.name.lower())  # what a later ADD IF NOT EXISTS sees
                 create.append((action.this, action))
@@ -134,29 +134,29 @@ class _AlterRules(_CreateRules):
                 if name not in old_names:
                     if action.args.get("exists"):
                         continue
-                    raise _NotExactError(f"no column {action.name!r} to drop")
+                    raise NotExactError(f"no column {action.name!r} to drop")
                 drops[name] = True
             elif isinstance(action, exp.RenameColumn):
                 name = action.this.name.lower()
                 if name not in old_names:
                     if action.args.get("exists"):
                         continue
-                    raise _NotExactError(f"no column {action.this.name!r} to rename")
+                    raise NotExactError(f"no column {action.this.name!r} to rename")
                 if name in renames or name in changes:
-                    raise _NotExactError(f"column {action.this.name!r} renamed twice")
+                    raise NotExactError(f"column {action.this.name!r} renamed twice")
                 renames[name] = action.args["to"].name
             elif isinstance(action, exp.AlterColumn):
                 name = action.this.name.lower()
                 if name not in old_names:
                     if action.args.get("exists"):
                         continue
-                    raise _NotExactError(f"no column {action.this.name!r} to alter")
+                    raise NotExactError(f"no column {action.this.name!r} to alter")
                 visible = action.args.get("visible")
                 if visible is not None:
                     visibility[name] = visible == "INVISIBLE"
             elif isinstance(action, d.PrimaryKeyDef):
                 if add_pk is not None:
-                    raise _NotExactError("two primary keys added")
+                    raise NotExactError("two primary keys added")
                 add_pk = self.key_columns(action)
             elif isinstance(action, exp.DropPrimaryKey) or (
                 isinstance(action, d.Opaque)
@@ -167,7 +167,7 @@ class _AlterRules(_CreateRules):
             elif not isinstance(
                 action, (d.TableOption, d.ConvertCharset, d.Opaque, exp.AlterRename)
             ):
-                raise _NotExactError(f"ALTER TABLE action {type(action).__name__}")
+                raise NotExactError(f"ALTER TABLE action {type(action).__name__}")
 
         # the columns kept, in place (a change without a position takes the old one)
         placed: list[ColumnDef | d.ChangeColumn] = []
@@ -197,7 +197,7 @@ class _AlterRules(_CreateRules):
                 and column.data_type in TEXT_TYPES
             ):
                 # MySQL sizes it by the changed column's old length in characters
-                raise _NotExactError("a TEXT column changed with CONVERT TO CHARACTER SET")
+                raise NotExactError("a TEXT column changed with CONVERT TO CHARACTER SET")
             if is_pk:
                 inline_pk.append(column.name)
             built[id(change if change is not None else definition)] = column
@@ -215,9 +215,7 @@ class _AlterRules(_CreateRules):
                 after = position.this.name.lower()
                 names = [self.placed_name(p, built) for p in placed]
                 if after not in names:
-                    raise _NotExactError(
-                        f"no column {position.this.name!r} to place a column after"
-                    )
+                    raise NotExactError(f"no column {position.this.name!r} to place a column after")
                 placed.insert(names.index(after) + 1, entry)
         columns = [p if isinstance(p, ColumnDef) else built[id(p)] for p in placed]
 
@@ -230,11 +228,11 @@ class _AlterRules(_CreateRules):
         if drop_pk:
             pk = []
         if add_pk is not None and inline_pk:
-            raise _NotExactError("a second primary key")
+            raise NotExactError("a second primary key")
         new_key = add_pk if add_pk is not None else inline_pk
         if new_key:
             if pk or len(inline_pk) > 1:
-                raise _NotExactError("a second primary key")
+                raise NotExactError("a second primary key")
             pk = new_key
         if convert is not None:
             # the columns this ALTER defines already have the new character set
@@ -259,15 +257,15 @@ class _AlterRules(_CreateRules):
         new_max = self.cs.maxlen(cs)
         kind = column.data_type
         if kind in TEXT_TYPES:
-            chars = _TEXT_BYTES[kind] // old_max
-            kind = _sized(kind, chars * new_max)
+            chars = TEXT_BYTES[kind] // old_max
+            kind = kind_for_bytes(kind, chars * new_max)
         if cs == "binary":
-            raise _NotExactError("CONVERT TO CHARACTER SET binary")
-        if kind == "varchar" and (column.length or 0) * new_max > _MAX_VARCHAR_BYTES:
-            raise _NotExactError(f"VARCHAR({column.length}) in {cs} passes 65535 bytes")
-        if column.labels and not _same_label_bytes(column.labels, column.charset, cs):
+            raise NotExactError("CONVERT TO CHARACTER SET binary")
+        if kind == "varchar" and (column.length or 0) * new_max > MAX_VARCHAR_BYTES:
+            raise NotExactError(f"VARCHAR({column.length}) in {cs} passes 65535 bytes")
+        if column.labels and not same_label_bytes(column.labels, column.charset, cs):
             # the servers keep a label's bytes and read them in the new character set
-            raise _NotExactError(
+            raise NotExactError(
                 f"CONVERT TO CHARACTER SET {cs} of ENUM/SET {column.name!r}: the server reads "
                 f"the labels' {column.charset} bytes as {cs}"
             )

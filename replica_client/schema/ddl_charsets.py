@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ..binlog.charsets import charset_info, collation_id, decoder_for_collation
-from .ddl_context import _NotExactError
+from .ddl_context import NotExactError
 
 _UNICODE_FULL: Final = frozenset({"utf8mb4", "utf16", "utf16le", "utf32"})
 _UNICODE_BMP: Final = frozenset({"utf8mb3", "ucs2"})
@@ -25,7 +25,7 @@ _WIDE: Final = frozenset({"ucs2", "utf16", "utf16le", "utf32"})
 _SAME_BYTES: Final = frozenset({("utf8mb3", "utf8mb4"), ("ucs2", "utf16")})
 
 
-def _same_label_bytes(labels: tuple[str, ...], old: str, new: str) -> bool:
+def same_label_bytes(labels: tuple[str, ...], old: str, new: str) -> bool:
     """Whether labels kept as ``old`` bytes read the same in ``new``."""
     if old == new or (old, new) in _SAME_BYTES:
         return True
@@ -39,7 +39,7 @@ def _replace_missing(label: str, has: Callable[[str], bool]) -> str:
 # -- character sets ------------------------------------------------------------------------
 
 
-class _Charsets:
+class Charsets:
     """Character set and collation names on one server."""
 
     def __init__(self, mariadb: bool, version: tuple[int, int]) -> None:
@@ -59,26 +59,26 @@ class _Charsets:
     def charset_of(self, collation: str) -> str:
         known = collation_id(self.collation_name(collation), self.mariadb)
         if known is None:
-            raise _NotExactError(f"collation {collation!r} is not known")
+            raise NotExactError(f"collation {collation!r} is not known")
         return known[1]
 
     def default_collation(self, charset: str) -> str:
         info = charset_info(self.charset_name(charset), self.mariadb, self.version)
         if info is None:
-            raise _NotExactError(f"character set {charset!r} is not known")
+            raise NotExactError(f"character set {charset!r} is not known")
         return info[1]
 
     def maxlen(self, charset: str) -> int:
         info = charset_info(self.charset_name(charset), self.mariadb, self.version)
         if info is None:
-            raise _NotExactError(f"character set {charset!r} is not known")
+            raise NotExactError(f"character set {charset!r} is not known")
         return info[0]
 
     def bin_collation(self, charset: str) -> str:
         charset = self.charset_name(charset)
         name = "binary" if charset == "binary" else f"{charset}_bin"
         if collation_id(name, self.mariadb) is None:
-            raise _NotExactError(f"no binary collation of {charset!r} is known")
+            raise NotExactError(f"no binary collation of {charset!r} is known")
         return name
 
     def labels_in(self, labels: tuple[str, ...], charset: str, collation: str) -> tuple[str, ...]:
@@ -92,7 +92,7 @@ class _Charsets:
             return tuple(_replace_missing(label, lambda c: ord(c) <= 0xFFFF) for label in labels)
         repertoire = self.repertoire(collation)
         if repertoire is None:
-            raise _NotExactError(f"ENUM/SET labels with characters that {charset} may lack")
+            raise NotExactError(f"ENUM/SET labels with characters that {charset} may lack")
         return tuple(_replace_missing(label, repertoire.__contains__) for label in labels)
 
     def repertoire(self, collation: str) -> frozenset[str] | None:
@@ -114,12 +114,12 @@ class _Charsets:
     def resolve(self, charset: str | None, collation: str | None) -> tuple[str, str] | None:
         """(charset, collation) of a CHARACTER SET / COLLATE pair (None when neither)."""
         if charset == "default" or collation == "default":
-            raise _NotExactError("CHARACTER SET / COLLATE DEFAULT")
+            raise NotExactError("CHARACTER SET / COLLATE DEFAULT")
         if collation is not None:
             coll = self.collation_name(collation)
             cs = self.charset_of(coll)
             if charset is not None and self.charset_name(charset) != cs:
-                raise _NotExactError(f"collation {collation} is not of character set {charset}")
+                raise NotExactError(f"collation {collation} is not of character set {charset}")
             return cs, coll
         if charset is not None:
             cs = self.charset_name(charset)

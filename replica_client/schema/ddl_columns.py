@@ -5,7 +5,7 @@ them (:data:`_KINDS`), its length, precision, fsp or labels from the type's
 parameters, its nullability (PRIMARY KEY, AUTO_INCREMENT, SERIAL, TIMESTAMP
 under ``explicit_defaults_for_timestamp``), and its character set and
 collation from the column's own clause, the table's default or a CONVERT TO
-of the same ALTER TABLE: the rules of :class:`_ColumnRules`.
+of the same ALTER TABLE: the rules of :class:`ColumnRules`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Final
 from sqlglot import exp
 
 from . import grammar_nodes as d
-from .ddl_context import _NotExactError
-from .ddl_state import _RunState
+from .ddl_context import NotExactError
+from .ddl_state import RunState
 from .model import BLOB_TYPES, TEXT_TYPES, ColumnDef
 
 # -- types ---------------------------------------------------------------------------------
@@ -56,24 +56,25 @@ _NATIONAL: Final = frozenset(
     {"NCHAR", "NATIONAL CHAR", "NATIONAL CHARACTER", "NVARCHAR", "NATIONAL VARCHAR",
      "NATIONAL CHAR VARYING", "NATIONAL CHARACTER VARYING", "NCHAR VARCHAR", "NCHAR VARYING"}
 )  # fmt: skip
-_INTEGERS: Final = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
-_SIGNED_KINDS: Final = _INTEGERS | {"decimal", "float", "double"}
+INTEGER_KINDS: Final = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
+_SIGNED_KINDS: Final = INTEGER_KINDS | {"decimal", "float", "double"}
 _TEMPORAL: Final = frozenset({"time", "datetime", "timestamp"})
 _CHARACTER: Final = frozenset({"char", "varchar", "enum", "set"}) | TEXT_TYPES
 #: TEXT and BLOB kinds by their byte capacity.
 _TEXT_SIZES: Final = ((255, "tinytext"), (65535, "text"), (16777215, "mediumtext"))
 _BLOB_SIZES: Final = ((255, "tinyblob"), (65535, "blob"), (16777215, "mediumblob"))
-_TEXT_BYTES: Final = {"tinytext": 255, "text": 65535, "mediumtext": 16777215,
+TEXT_BYTES: Final = {"tinytext": 255, "text": 65535, "mediumtext": 16777215,
                       "longtext": 4294967295}  # fmt: skip
 _TO_BINARY: Final = {
     "char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
     "mediumtext": "mediumblob", "longtext": "longblob",
 }  # fmt: skip
 _COMPRESSIBLE: Final = frozenset({"varchar", "varbinary"}) | TEXT_TYPES | BLOB_TYPES
-_MAX_VARCHAR_BYTES: Final = 65535
+MAX_VARCHAR_BYTES: Final = 65535
 
 
-def _sized(kind: str, nbytes: int) -> str:
+def kind_for_bytes(kind: str, nbytes: int) -> str:
+    """The smallest TEXT kind (BLOB kind, when ``kind`` is one) that holds ``nbytes``."""
     sizes = _BLOB_SIZES if kind in BLOB_TYPES else _TEXT_SIZES
     for limit, name in sizes:
         if nbytes <= limit:
@@ -91,12 +92,12 @@ def _label_text(param: exp.Expr) -> str:
         else:
             raw = int(digits or "0", 2).to_bytes((len(digits) + 7) // 8, "big")
         if not raw.isascii():
-            raise _NotExactError("an ENUM/SET label of non-ASCII bytes")
+            raise NotExactError("an ENUM/SET label of non-ASCII bytes")
         return raw.decode("ascii")
     return str(param.this)
 
 
-class _ColumnRules(_RunState):
+class ColumnRules(RunState):
     """The column of a definition."""
 
     # -- columns ----------------------------------------------------------------------
@@ -112,14 +113,14 @@ class _ColumnRules(_RunState):
         column takes whatever its definition says."""
         kind_node = node.args.get("kind")
         if not isinstance(kind_node, d.ColumnType):
-            raise _NotExactError("a column without a type")
+            raise NotExactError("a column without a type")
         if self.oracle:
-            raise _NotExactError("MariaDB's sql_mode=ORACLE gives column types other meanings")
+            raise NotExactError("MariaDB's sql_mode=ORACLE gives column types other meanings")
         name = node.name
         phrase = kind_node.this
         kind = _KINDS.get(phrase)
         if kind is None:
-            raise _NotExactError(f"column type {phrase}")
+            raise NotExactError(f"column type {phrase}")
         if kind == "double" and phrase == "REAL" and self.real_as_float:
             kind = "float"
         if kind == "geometrycollection" and not self.ctx.mariadb:
@@ -135,7 +136,7 @@ class _ColumnRules(_RunState):
         collate: str | None = None
         for attr in node.constraints:
             if not isinstance(attr, d.ColumnAttr):
-                raise _NotExactError(f"column attribute {type(attr).__name__}")
+                raise NotExactError(f"column attribute {type(attr).__name__}")
             what = attr.this
             if what == "NULL":
                 nullable, null_given = True, True
@@ -156,14 +157,14 @@ class _ColumnRules(_RunState):
             elif what == "COMPRESSED":
                 compressed = True
             elif what == "SYSTEM VERSIONING":
-                raise _NotExactError("system versioning of a column")
+                raise NotExactError("system versioning of a column")
             elif what not in d.ATTRIBUTE_KINDS:
-                raise _NotExactError(f"column attribute {what}")
+                raise NotExactError(f"column attribute {what}")
         if phrase == "SERIAL":
             unsigned = forced_not_null = True
         if kind == "timestamp" and not null_given and not generated:
             if self.ctx.explicit_defaults_for_timestamp is None:
-                raise _NotExactError(
+                raise NotExactError(
                     "TIMESTAMP nullability with explicit_defaults_for_timestamp unknown"
                 )
             if not self.ctx.explicit_defaults_for_timestamp:
@@ -171,9 +172,9 @@ class _ColumnRules(_RunState):
         if forced_not_null:
             nullable = False
         if unsigned and kind not in _SIGNED_KINDS:
-            raise _NotExactError(f"UNSIGNED {phrase}")
+            raise NotExactError(f"UNSIGNED {phrase}")
         if compressed and (not self.ctx.mariadb or kind not in _COMPRESSIBLE):
-            raise _NotExactError(f"COMPRESSED {phrase}")
+            raise NotExactError(f"COMPRESSED {phrase}")
         column = ColumnDef(
             name=name,
             data_type=kind,
@@ -195,15 +196,15 @@ class _ColumnRules(_RunState):
         n = len(numbers)
         if kind in ("enum", "set"):
             if not labels:
-                raise _NotExactError(f"{phrase} without members")
+                raise NotExactError(f"{phrase} without members")
             return replace(column, labels=tuple(labels))
-        if kind in _INTEGERS or kind == "year":
+        if kind in INTEGER_KINDS or kind == "year":
             if n > 1:
-                raise _NotExactError(f"{phrase} with {n} parameters")
+                raise NotExactError(f"{phrase} with {n} parameters")
             return column
         if kind == "decimal":
             if n > 2:
-                raise _NotExactError(f"{phrase} with {n} parameters")
+                raise NotExactError(f"{phrase} with {n} parameters")
             precision = numbers[0] if n else 10
             scale = numbers[1] if n > 1 else 0
             if precision == 0:
@@ -211,41 +212,41 @@ class _ColumnRules(_RunState):
             return replace(column, precision=precision, scale=scale)
         if kind in ("float", "double"):
             if n > 2:
-                raise _NotExactError(f"{phrase} with {n} parameters")
+                raise NotExactError(f"{phrase} with {n} parameters")
             if kind == "float" and n == 1:
                 if numbers[0] > 53:
-                    raise _NotExactError(f"FLOAT({numbers[0]})")
+                    raise NotExactError(f"FLOAT({numbers[0]})")
                 if numbers[0] > 24:
                     return replace(column, data_type="double")
             return column
         if kind == "bit":
             if n > 1:
-                raise _NotExactError(f"{phrase} with {n} parameters")
+                raise NotExactError(f"{phrase} with {n} parameters")
             return replace(column, length=numbers[0] if n else 1)
         if kind in _TEMPORAL:
             if n > 1 or (n and numbers[0] > 6):
-                raise _NotExactError(f"{phrase}{tuple(numbers)}")
+                raise NotExactError(f"{phrase}{tuple(numbers)}")
             return replace(column, fsp=numbers[0] if n else 0)
         if kind in ("char", "binary"):
             if n > 1 or (n and numbers[0] > 255):
-                raise _NotExactError(f"{phrase}{tuple(numbers)}")
+                raise NotExactError(f"{phrase}{tuple(numbers)}")
             return replace(column, length=numbers[0] if n else 1)
         if kind in ("varchar", "varbinary", "vector"):
             if n != 1:
-                raise _NotExactError(f"{phrase} needs one length")
+                raise NotExactError(f"{phrase} needs one length")
             return replace(column, length=numbers[0])
         if kind in TEXT_TYPES or kind in BLOB_TYPES:
             if n > 1:
-                raise _NotExactError(f"{phrase} with {n} parameters")
+                raise NotExactError(f"{phrase} with {n} parameters")
             if n and phrase in ("TEXT", "BLOB"):
                 # TEXT(n) / BLOB(n): the smallest kind that holds n characters / bytes;
                 # the bytes of TEXT(n) are counted when the character set is known
                 return replace(column, length=numbers[0])
             if n:
-                raise _NotExactError(f"{phrase}({numbers[0]})")
+                raise NotExactError(f"{phrase}({numbers[0]})")
             return column
         if n:
-            raise _NotExactError(f"{phrase} with parameters")
+            raise NotExactError(f"{phrase} with parameters")
         return column
 
     def charset(
@@ -264,15 +265,15 @@ class _ColumnRules(_RunState):
         binary = bool(kind_node.args.get("binary"))
         if phrase in _NATIONAL:
             if charset is not None:
-                raise _NotExactError(f"{phrase} with a character set")
+                raise NotExactError(f"{phrase} with a character set")
             charset = "utf8mb3"
         if kind == "json" and self.ctx.mariadb:
             # MariaDB: JSON is LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_bin (COLLATE may change it)
             if charset is not None or binary:
-                raise _NotExactError("JSON with a character set")
+                raise NotExactError("JSON with a character set")
             collation = self.cs.collation_name(collate) if collate else "utf8mb4_bin"
             if self.cs.charset_of(collation) != "utf8mb4":
-                raise _NotExactError(f"JSON with collation {collation}")
+                raise NotExactError(f"JSON with collation {collation}")
             json_cs = convert if convert is not None else ("utf8mb4", collation)
             return replace(column, data_type="longtext", charset=json_cs[0], collation=json_cs[1])
         text_length = (
@@ -282,9 +283,9 @@ class _ColumnRules(_RunState):
             column = replace(column, length=None)
         if kind not in _CHARACTER:
             if charset is not None or binary or collate is not None:
-                raise _NotExactError(f"a character set or collation for {phrase}")
+                raise NotExactError(f"a character set or collation for {phrase}")
             if text_length is not None:
-                column = replace(column, data_type=_sized(kind, text_length))
+                column = replace(column, data_type=kind_for_bytes(kind, text_length))
             return column
         if collate is not None or charset is not None:
             resolved = self.cs.resolve(charset, collate)
@@ -293,16 +294,16 @@ class _ColumnRules(_RunState):
             if binary and (collate is None or not self.ctx.mariadb):
                 coll = self.cs.bin_collation(cs)  # MySQL: BINARY wins over COLLATE
             elif binary and not coll.endswith("_bin"):
-                raise _NotExactError(f"BINARY with COLLATE {coll}")  # MariaDB refuses it
+                raise NotExactError(f"BINARY with COLLATE {coll}")  # MariaDB refuses it
         else:
             if table_cs is None:
-                raise _NotExactError("the table's default character set is not known")
+                raise NotExactError("the table's default character set is not known")
             cs, coll = table_cs
             if binary:
                 coll = self.cs.bin_collation(cs)
         if convert is not None and cs != "binary":
             if column.labels and not all(label.isascii() for label in column.labels):
-                raise _NotExactError("non-ASCII ENUM/SET labels defined with CONVERT TO")
+                raise NotExactError("non-ASCII ENUM/SET labels defined with CONVERT TO")
             cs, coll = convert
             if binary:
                 coll = self.cs.bin_collation(cs)
@@ -313,19 +314,21 @@ class _ColumnRules(_RunState):
             if kind in ("enum", "set"):
                 if not all(label.isascii() for label in column.labels):
                     # their bytes are kept; information_schema shows each non-ASCII one as ?
-                    raise _NotExactError("non-ASCII ENUM/SET labels in the binary character set")
+                    raise NotExactError("non-ASCII ENUM/SET labels in the binary character set")
                 if self.ctx.mariadb:
                     return replace(column, charset="binary", collation="binary")
                 return column
             kind = _TO_BINARY[kind]
             column = replace(column, data_type=kind)
             if text_length is not None:
-                column = replace(column, data_type=_sized(kind, text_length))
+                column = replace(column, data_type=kind_for_bytes(kind, text_length))
             return column
         if text_length is not None:
-            column = replace(column, data_type=_sized(kind, text_length * self.cs.maxlen(cs)))
-        if kind == "varchar" and (column.length or 0) * self.cs.maxlen(cs) > _MAX_VARCHAR_BYTES:
-            raise _NotExactError(f"VARCHAR({column.length}) in {cs} passes 65535 bytes")
+            column = replace(
+                column, data_type=kind_for_bytes(kind, text_length * self.cs.maxlen(cs))
+            )
+        if kind == "varchar" and (column.length or 0) * self.cs.maxlen(cs) > MAX_VARCHAR_BYTES:
+            raise NotExactError(f"VARCHAR({column.length}) in {cs} passes 65535 bytes")
         if column.labels:
             column = replace(column, labels=self.cs.labels_in(column.labels, cs, coll))
         return replace(column, charset=cs, collation=coll)

@@ -4,8 +4,9 @@
 looks up, the SQL modes), :class:`DdlEffect` (the tables and databases it
 changed, those it changed in a way not applied exactly), :class:`DdlError`
 (table or database DDL whose tables cannot even be named), and what the rules
-of :mod:`.ddl` pass between them: a table's state, and the error that makes a
-table unknown.
+of :mod:`.ddl` pass between them: a table's state (:data:`DdlTableState`, with
+:class:`UnknownTable`), and the error that makes a table unknown
+(:class:`NotExactError`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import Final
 
 from .model import TableDef
 
-__all__ = ["DdlContext", "DdlEffect", "DdlError"]
+__all__ = [
+    "DdlContext",
+    "DdlEffect",
+    "DdlError",
+    "DdlTableState",
+    "NotExactError",
+    "UnknownTable",
+]
 
 TableKey = tuple[str, str]
 
@@ -82,12 +90,15 @@ class DdlError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class _Unknown:
+class UnknownTable:
+    """A table whose definition a statement leaves unknown: why (``reason``)."""
+
     reason: str
 
 
-class _NotExactError(Exception):
+class NotExactError(Exception):
     """A clause that cannot be applied exactly; the table becomes unknown."""
 
 
-_State = TableDef | None | _Unknown
+#: What a statement leaves of a table: its definition, None (gone) or unknown.
+DdlTableState = TableDef | None | UnknownTable

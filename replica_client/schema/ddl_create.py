@@ -1,6 +1,6 @@
 """What CREATE TABLE, the sequence statements and the database statements do. No I/O.
 
-:class:`_CreateRules`: a new table from its elements and options (LIKE, IF NOT
+:class:`CreateRules`: a new table from its elements and options (LIKE, IF NOT
 EXISTS, TEMPORARY, CREATE ... SELECT), a table definition from its columns and
 primary key, the table's default character set; MariaDB's sequence tables
 (CREATE/ALTER SEQUENCE); the default collation of a database after
@@ -15,12 +15,12 @@ from dataclasses import replace
 from sqlglot import exp
 
 from . import grammar_nodes as d
-from .ddl_columns import _INTEGERS, _ColumnRules
-from .ddl_context import DdlError, TableKey, _NotExactError, _Unknown
+from .ddl_columns import INTEGER_KINDS, ColumnRules
+from .ddl_context import DdlError, NotExactError, TableKey, UnknownTable
 from .model import ColumnDef, TableDef
 
 
-class _CreateRules(_ColumnRules):
+class CreateRules(ColumnRules):
     """The rules of CREATE TABLE, sequences and databases."""
 
     # -- CREATE TABLE ------------------------------------------------------------------
@@ -31,7 +31,7 @@ class _CreateRules(_ColumnRules):
         if node.args.get("temporary"):
             self.set(
                 key,
-                _Unknown(
+                UnknownTable(
                     "a temporary table of this name was created: in the session that has it, "
                     "the statements on the name are about that table"
                 ),
@@ -44,7 +44,7 @@ class _CreateRules(_ColumnRules):
             if exists is None and not self.ctx.mariadb:
                 self.set(
                     key,
-                    _Unknown(
+                    UnknownTable(
                         "CREATE TABLE IF NOT EXISTS of a table whose existence is not known "
                         "(MySQL logs it also when the table existed)"
                     ),
@@ -54,17 +54,17 @@ class _CreateRules(_ColumnRules):
         if like is not None:
             source = self.current(self.key(like))
             if source is None:
-                source = _Unknown(f"created LIKE {like.sql()}, whose definition is not known")
+                source = UnknownTable(f"created LIKE {like.sql()}, whose definition is not known")
             self.set(key, source)
             return
         try:
             self.set(key, self.new_table(key, node))
-        except _NotExactError as exc:
-            self.set(key, _Unknown(str(exc)))
+        except NotExactError as exc:
+            self.set(key, UnknownTable(str(exc)))
 
     def new_table(self, key: TableKey, node: d.CreateTable) -> TableDef:
         if node.args.get("query"):
-            raise _NotExactError("CREATE TABLE ... SELECT: the query's columns are not known")
+            raise NotExactError("CREATE TABLE ... SELECT: the query's columns are not known")
         options = node.args.get("options") or []
         base = self.database_default(key[0])
         table_cs = self.table_charset(options, base)
@@ -76,14 +76,14 @@ class _CreateRules(_ColumnRules):
                 columns.append(column)
                 if inline_pk:
                     if pk:
-                        raise _NotExactError("two primary keys")
+                        raise NotExactError("two primary keys")
                     pk = [column.name]
             elif isinstance(element, d.PrimaryKeyDef):
                 if pk:
-                    raise _NotExactError("two primary keys")
+                    raise NotExactError("two primary keys")
                 pk = self.key_columns(element)
             elif not isinstance(element, d.Opaque):
-                raise _NotExactError(f"table element {type(element).__name__}")
+                raise NotExactError(f"table element {type(element).__name__}")
         return self.table(key, columns, pk, table_cs)
 
     def table(
@@ -95,12 +95,12 @@ class _CreateRules(_ColumnRules):
     ) -> TableDef:
         names = {c.name.lower(): i for i, c in enumerate(columns)}
         if len(names) != len(columns):
-            raise _NotExactError("a column name twice")
+            raise NotExactError("a column name twice")
         key_names = []
         for name in pk:
             i = names.get(name.lower())
             if i is None:
-                raise _NotExactError(f"primary key column {name!r} is not in the table")
+                raise NotExactError(f"primary key column {name!r} is not in the table")
             columns[i] = replace(columns[i], nullable=False)
             key_names.append(columns[i].name)
         return TableDef(
@@ -114,7 +114,7 @@ class _CreateRules(_ColumnRules):
 
     def key_columns(self, element: d.PrimaryKeyDef) -> list[str]:
         if element.args.get("functional"):
-            raise _NotExactError("a primary key with an expression part")
+            raise NotExactError("a primary key with an expression part")
         return [e.name for e in element.expressions]
 
     def table_charset(
@@ -125,14 +125,14 @@ class _CreateRules(_ColumnRules):
         collation: str | None = None
         for option in options:
             if not isinstance(option, d.TableOption):
-                raise _NotExactError(f"table option {type(option).__name__}")
+                raise NotExactError(f"table option {type(option).__name__}")
             name = option.this
             if name == "CHARACTER SET":
                 charset = option.expression.name
             elif name == "COLLATE":
                 collation = option.expression.name
             elif name == "WITH SYSTEM VERSIONING":
-                raise _NotExactError("system versioning adds hidden row start and end columns")
+                raise NotExactError("system versioning adds hidden row start and end columns")
             # every other option (ENGINE, ROW_FORMAT, SEQUENCE=1 with its columns written,
             # MariaDB's engine-defined ones) leaves the columns as written
         resolved = self.cs.resolve(charset, collation)
@@ -144,7 +144,7 @@ class _CreateRules(_ColumnRules):
         key = self.key(node.this)
         self.touched.add(key)
         if node.args.get("temporary"):
-            self.set(key, _Unknown("a temporary sequence of this name was created"))
+            self.set(key, UnknownTable("a temporary sequence of this name was created"))
             return
         if node.args.get("exists") and not node.args.get("replace"):
             exists = self.exists(key)
@@ -152,8 +152,8 @@ class _CreateRules(_ColumnRules):
                 return
         try:
             self.set(key, self.sequence(key, node.args.get("kind"), self.database_default(key[0])))
-        except _NotExactError as exc:
-            self.set(key, _Unknown(str(exc)))
+        except NotExactError as exc:
+            self.set(key, UnknownTable(str(exc)))
 
     def alter_sequence(self, node: d.AlterSequence) -> None:
         key = self.key(node.this)
@@ -163,13 +163,13 @@ class _CreateRules(_ColumnRules):
             return
         old = self.current(key)
         if not isinstance(old, TableDef):
-            self.set(key, _Unknown("sequence altered while its definition was not known"))
+            self.set(key, UnknownTable("sequence altered while its definition was not known"))
             return
         charset = (old.charset, old.collation) if old.charset and old.collation else None
         try:
             self.set(key, self.sequence(key, kind, charset))
-        except _NotExactError as exc:
-            self.set(key, _Unknown(str(exc)))
+        except NotExactError as exc:
+            self.set(key, UnknownTable(str(exc)))
 
     def sequence(
         self, key: TableKey, kind: exp.Expr | None, charset: tuple[str, str] | None
@@ -180,8 +180,8 @@ class _CreateRules(_ColumnRules):
         if kind is not None:
             assert isinstance(kind, d.ColumnType)
             typed, _ = self.column(exp.ColumnDef(this=exp.to_identifier("v"), kind=kind), None)
-            if typed.data_type not in _INTEGERS:
-                raise _NotExactError(f"sequence of type {kind.this}")
+            if typed.data_type not in INTEGER_KINDS:
+                raise NotExactError(f"sequence of type {kind.this}")
             value = replace(value, data_type=typed.data_type, unsigned=typed.unsigned)
         columns = [
             value,
@@ -224,7 +224,7 @@ class _CreateRules(_ColumnRules):
                 collation = option.expression.name
         try:
             resolved = self.cs.resolve(charset, collation)
-        except _NotExactError:
+        except NotExactError:
             self.databases[name] = None
             return
         if resolved is not None:

@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 from sqlglot import TokenType, exp
 from sqlglot.errors import ParseError
 
-from .grammar_alter import _AlterGrammar
-from .grammar_definitions import _PLAIN_TABLE_OPTIONS
-from .grammar_dml import _DmlGrammar
+from .grammar_alter import AlterGrammar
+from .grammar_definitions import PLAIN_TABLE_OPTIONS
+from .grammar_dml import DmlGrammar
 from .grammar_nodes import (
     AlterDatabase,
     AlterSequence,
@@ -40,7 +40,7 @@ __all__ = ["DdlParser"]
 # -- the parser ---------------------------------------------------------------------------------
 
 
-class DdlParser(_AlterGrammar, _DmlGrammar):
+class DdlParser(AlterGrammar, DmlGrammar):
     """sqlglot's MySQL parser with the grammar of table and database DDL of both servers.
 
     Statements: CREATE/ALTER/DROP TABLE, RENAME TABLE, TRUNCATE, CREATE/DROP INDEX,
@@ -222,7 +222,7 @@ class DdlParser(_AlterGrammar, _DmlGrammar):
                 option = self._table_option()
                 if option is None:
                     self.raise_error("Unknown sequence option")
-                if option is not None and option.this not in _PLAIN_TABLE_OPTIONS:
+                if option is not None and option.this not in PLAIN_TABLE_OPTIONS:
                     self.raise_error(f"Sequence option {option.this}")
 
     def _database_options(self) -> list[exp.Expr]:

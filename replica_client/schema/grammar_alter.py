@@ -1,6 +1,6 @@
 """The grammar of ALTER TABLE: every action of both flavours. No I/O.
 
-:class:`_AlterGrammar` reads the action list of one ALTER TABLE into the
+:class:`AlterGrammar` reads the action list of one ALTER TABLE into the
 nodes of :mod:`.grammar_nodes`: column ADD / DROP / MODIFY / CHANGE / ALTER /
 RENAME, keys, CONVERT TO CHARACTER SET, table options, and the actions that
 change no column (partition operations, ALGORITHM, LOCK, ...) as opaque.
@@ -12,7 +12,7 @@ from typing import Final
 
 from sqlglot import TokenType, exp
 
-from .grammar_definitions import _ELEMENT_WORDS, _DefinitionGrammar
+from .grammar_definitions import ELEMENT_WORDS, DefinitionGrammar
 from .grammar_nodes import AlterTable, ChangeColumn, ConvertCharset, DropColumn, Opaque, TableOption
 
 #: ALTER TABLE words that begin a partition operation (the operation runs to the end).
@@ -22,7 +22,7 @@ _PARTITION_OPS: Final = frozenset(
 )  # fmt: skip
 
 
-class _AlterGrammar(_DefinitionGrammar):
+class AlterGrammar(DefinitionGrammar):
     """The rules of ALTER TABLE's actions."""
 
     def _alter_table(self) -> AlterTable:
@@ -138,7 +138,7 @@ class _AlterGrammar(_DefinitionGrammar):
     def _alter_add(self) -> list[exp.Expr]:
         self._expect("ADD")
         word = self._word_at(self._index)
-        if word in _ELEMENT_WORDS:
+        if word in ELEMENT_WORDS:
             element = self._key_element()
             return [element]
         if word == "PARTITION":

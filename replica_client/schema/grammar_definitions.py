@@ -4,7 +4,7 @@ Column types with every alias and attribute (``NATIONAL VARCHAR``, ``LONG
 VARBINARY``, ``SERIAL``, ``UNSIGNED ZEROFILL``, ``CHARACTER SET binary``,
 MariaDB's ``COMPRESSED``, ``PERSISTENT``, ``UUID``...), column attributes and
 positions, DEFAULT values, table elements (keys, the primary key, PERIOD) and
-table options: the rules of :class:`_DefinitionGrammar`, which CREATE TABLE,
+table options: the rules of :class:`DefinitionGrammar`, which CREATE TABLE,
 ALTER TABLE and the sequence statements share.
 """
 
@@ -15,7 +15,7 @@ from typing import Final
 from sqlglot import Token, TokenType, exp
 
 from .grammar_nodes import ColumnAttr, ColumnType, Opaque, PrimaryKeyDef, TableOption
-from .grammar_tokens import _NAME, _TokenReader
+from .grammar_tokens import UNQUOTED_NAME, TokenReader
 
 #: Column type words: the first word -> the words that may follow it (longest first).
 _TYPE_PHRASES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
@@ -82,12 +82,12 @@ _CHARACTER_WORDS: Final = frozenset(
 )  # fmt: skip
 
 #: Words that open a table element other than a column.
-_ELEMENT_WORDS: Final = frozenset(
+ELEMENT_WORDS: Final = frozenset(
     {"PRIMARY", "PRIMARY KEY", "KEY", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN",
      "FOREIGN KEY", "CONSTRAINT", "CHECK"}
 )  # fmt: skip
 #: Table options that take a value and change no column.
-_PLAIN_TABLE_OPTIONS: Final = frozenset(
+PLAIN_TABLE_OPTIONS: Final = frozenset(
     {
         "ENGINE", "TYPE", "AUTO_INCREMENT", "AVG_ROW_LENGTH", "CHECKSUM", "TABLE_CHECKSUM",
         "COMMENT", "COMPRESSION", "CONNECTION", "DELAY_KEY_WRITE", "ENCRYPTION",
@@ -106,7 +106,7 @@ _COLUMN_OPTIONS: Final = frozenset(
 )  # fmt: skip
 
 
-class _DefinitionGrammar(_TokenReader):
+class DefinitionGrammar(TokenReader):
     """The rules of column definitions, table elements and table options."""
 
     # -- column definitions --------------------------------------------------------------
@@ -323,7 +323,7 @@ class _DefinitionGrammar(_TokenReader):
 
     def _table_element(self) -> exp.Expr:
         word = self._word_at(self._index)
-        if word in _ELEMENT_WORDS:
+        if word in ELEMENT_WORDS:
             return self._key_element()
         if word == "PERIOD" and self._word_at(self._index + 1) == "FOR":
             self._advance(2)
@@ -401,7 +401,7 @@ class _DefinitionGrammar(_TokenReader):
             self._accept_type(TokenType.EQ)
             return TableOption(this="UNION", expression=exp.Var(this=self._skip_wrapped()))
         word = self._word_at(self._index)
-        if word in _PLAIN_TABLE_OPTIONS:
+        if word in PLAIN_TABLE_OPTIONS:
             self._advance()
             self._accept_type(TokenType.EQ)
             value = self._option_value()
@@ -411,7 +411,7 @@ class _DefinitionGrammar(_TokenReader):
         # MariaDB's engine-defined options: name = value
         if (
             word
-            and _NAME.fullmatch(word)
+            and UNQUOTED_NAME.fullmatch(word)
             and self._index + 1 < len(self._tokens)
             and self._tokens[self._index + 1].token_type == TokenType.EQ
             and word not in ("PARTITION", "PARTITIONS")

@@ -1,6 +1,6 @@
 """The target tables of row statements, read from their start. No I/O.
 
-:class:`_DmlGrammar` reads which tables an INSERT, REPLACE, UPDATE, DELETE or
+:class:`DmlGrammar` reads which tables an INSERT, REPLACE, UPDATE, DELETE or
 LOAD statement writes (a multi-table DELETE's aliases resolved, the tables of
 derived tables left out) and skips the rest (values, queries, conditions).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import TokenType, exp
 
 from .grammar_nodes import DmlTargets
-from .grammar_tokens import _N, _TokenReader
+from .grammar_tokens import NodeT, TokenReader
 
 
 def _base_tables(references: list[exp.Expr]) -> list[exp.Expr]:
@@ -40,7 +40,7 @@ def _resolve_aliases(names: list[exp.Table], references: list[exp.Expr]) -> list
     return out
 
 
-class _DmlGrammar(_TokenReader):
+class DmlGrammar(TokenReader):
     """The rules of the target tables of row statements."""
 
     # -- row statements (their targets only) --------------------------------------------
@@ -121,7 +121,7 @@ class _DmlGrammar(_TokenReader):
             return True
         return False
 
-    def _skip_to_end(self, node: _N) -> _N:
+    def _skip_to_end(self, node: NodeT) -> NodeT:
         while self._index < len(self._tokens):
             self._advance()
         return node

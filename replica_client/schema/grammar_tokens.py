@@ -1,6 +1,6 @@
 """The token level of the DDL grammar, under every rule of :class:`~.grammar.DdlParser`. No I/O.
 
-:class:`_TokenReader` extends sqlglot's MySQL parser with what the rules read
+:class:`TokenReader` extends sqlglot's MySQL parser with what the rules read
 tokens with: words (one token may hold several: ``CHAR VARYING``), names and
 table names, character set and collation names, option values, a balanced or
 parenthesized clause or the rest of the statement skipped (their text kept),
@@ -15,17 +15,19 @@ from typing import Final, TypeVar
 from sqlglot import Token, TokenType, exp
 from sqlglot.parsers.mysql import MySQLParser
 
-_NAME: Final = re.compile(r"[0-9A-Za-z_$\u0080-\uffff]+")
+#: An unquoted name (of a table, column, character set or collation).
+UNQUOTED_NAME: Final = re.compile(r"[0-9A-Za-z_$\u0080-\uffff]+")
 _QUOTED: Final = frozenset({TokenType.IDENTIFIER})
 _STRINGS: Final = frozenset(
     {TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.HEX_STRING, TokenType.BIT_STRING}
 )
 
 
-_N = TypeVar("_N", bound=exp.Expression)
+#: A node of the grammar, returned as it was given.
+NodeT = TypeVar("NodeT", bound=exp.Expression)
 
 
-class _TokenReader(MySQLParser):
+class TokenReader(MySQLParser):
     """sqlglot's MySQL parser with the token reading of the DDL grammar."""
 
     # -- tokens -------------------------------------------------------------------------
@@ -96,7 +98,7 @@ class _TokenReader(MySQLParser):
         if (
             tok.token_type in _STRINGS
             or tok.token_type == TokenType.NUMBER
-            or not _NAME.fullmatch(tok.text)
+            or not UNQUOTED_NAME.fullmatch(tok.text)
         ):
             self.raise_error(f"Expected a name, got {tok.text!r}")
         self._advance()
@@ -179,7 +181,9 @@ class _TokenReader(MySQLParser):
         if tok is None:
             self.raise_error("Expected a character set or collation name")
             raise AssertionError
-        if tok.token_type in (TokenType.STRING, TokenType.IDENTIFIER) or _NAME.fullmatch(tok.text):
+        if tok.token_type in (TokenType.STRING, TokenType.IDENTIFIER) or UNQUOTED_NAME.fullmatch(
+            tok.text
+        ):
             self._advance()
             return str(tok.text).lower()
         self.raise_error(f"Expected a character set or collation name, got {tok.text!r}")
@@ -202,7 +206,7 @@ class _TokenReader(MySQLParser):
         ):
             self._advance(2)
 
-    def _end(self, node: _N) -> _N:
+    def _end(self, node: NodeT) -> NodeT:
         self._accept_type(TokenType.SEMICOLON)
         if self._index < len(self._tokens):
             self.raise_error("Unexpected text after the statement")
