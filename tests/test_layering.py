@@ -10,7 +10,12 @@
   imports pyspark (``cli.py`` and the ``testing`` harness are entry points at
   the edge and may drive an event loop);
 - ``spark/`` opens no connection itself (no ``socket`` or ``ssl``): it runs the
-  replica's session through ``blocking.py``.
+  replica's session through ``blocking.py``;
+- no import cycle among the package's modules, imports inside functions and
+  ``TYPE_CHECKING`` blocks included (a module's import of its own parent
+  package is not an edge: the parent is initialised first anyway);
+- no module imports another module's ``_private`` name: a name two modules
+  share is public.
 
 Every ``.py`` file is parsed, imports inside functions and ``TYPE_CHECKING``
 blocks included; ``importlib.import_module("x")`` / ``__import__("x")`` with a
@@ -165,6 +170,81 @@ def check_package() -> list[Violation]:
     return out
 
 
+def _graph_sources() -> dict[str, tuple[str, bool]]:
+    return {
+        module_name(p): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+        for p in package_files()
+    }
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the modules of ``sources`` it imports (a ``from x import y`` names
+    ``x.y`` when that is a module, else ``x``); not its own ancestors."""
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        edges = set()
+        for imp in imports_of(source, module, is_package=is_package):
+            target = imp.module
+            while target and target not in sources:
+                target = target.rpartition(".")[0]
+            if target and target != module and not module.startswith(target + "."):
+                edges.add(target)
+        graph[module] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each a cycle or more)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def private_imports(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    """``from <another module of the package> import _name``, as ``module:line name``."""
+    out = []
+    for module, (source, is_package) in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _resolve(module, is_package, node.level, node.module)
+            if base == module or not _under(base, (PACKAGE,)):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not name.startswith("__"):
+                    out.append(f"{module}:{node.lineno} imports {base}.{name}")
+    return out
+
+
 # -- the package ----------------------------------------------------------------------
 
 
@@ -216,6 +296,18 @@ def test_asyncio_importers_are_all_in_aio() -> None:
     # aio/ is where the event loop lives: the rule is not vacuous.
     assert library, "no module of aio/ imports asyncio"
     assert all(_under(m, (f"{PACKAGE}.aio",)) for m in library), sorted(library)
+
+
+def test_no_import_cycles() -> None:
+    sources = _graph_sources()
+    graph = import_graph(sources)
+    # the graph is the package's: the rule is not vacuous
+    assert len(graph) > 50 and sum(len(e) for e in graph.values()) > 100
+    assert import_cycles(graph) == []
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    assert private_imports(_graph_sources()) == []
 
 
 # -- the checker catches what it should -----------------------------------------------
@@ -328,3 +420,39 @@ def test_relative_imports_resolve_against_the_package() -> None:
     }
     assert found == {"replica_client.binlog.rows", "replica_client.binlog.rows.y"}
     assert module_name(PACKAGE_DIR / "binlog" / "__init__.py") == "replica_client.binlog"
+
+
+def _sources(**modules: str) -> dict[str, tuple[str, bool]]:
+    return {f"{PACKAGE}.{name.replace('__', '.')}": (src, False) for name, src in modules.items()}
+
+
+def test_cycle_checker_finds_lazy_and_type_checking_cycles() -> None:
+    lazy = _sources(
+        aio__a="from .b import B\n",
+        aio__b="def f():\n    from .a import A\n",
+        aio__c="from .a import A\n",
+    )
+    assert import_cycles(import_graph(lazy)) == [[f"{PACKAGE}.aio.a", f"{PACKAGE}.aio.b"]]
+    typed = _sources(
+        x="from .y import Y\n",
+        y="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .z import Z\n",
+        z="from . import x\n",
+    )
+    assert import_cycles(import_graph(typed)) == [[f"{PACKAGE}.x", f"{PACKAGE}.y", f"{PACKAGE}.z"]]
+    # a chain is no cycle, and a module's import of its own package is no edge
+    chain = _sources(schema="from .schema__history import H\n", schema__history="from . import d\n")
+    assert import_cycles(import_graph(chain)) == []
+
+
+def test_private_import_checker() -> None:
+    found = private_imports(
+        _sources(
+            a="from .b import _helper, public\nfrom . import __version__\n",
+            b="from ._speedups import x\nfrom .c import _X as Y\n",
+            c="from collections import _OrderedDictKeysView\n",
+        )
+    )
+    assert found == [
+        f"{PACKAGE}.a:1 imports {PACKAGE}.b._helper",
+        f"{PACKAGE}.b:2 imports {PACKAGE}.c._X",
+    ]
