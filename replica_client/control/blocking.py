@@ -16,7 +16,8 @@ import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..binlog.events import GtidEvent, MysqlGtidEvent, QueryEvent
+from ..binlog.events import QueryEvent
+from ..binlog.transactions import TransactionTracker
 from ..errors import ConnectionLostError, ReplicaTimeoutError, ServerError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..wire.packets import ResultSet
@@ -230,7 +231,7 @@ def scan_queries(
     options = dataclasses.replace(config.decoder, decode_rows=False)
     session = ReplicaSession(settings, decoder_options=options)
     out: list[ScannedQuery] = []
-    gtid: str | None = None
+    transactions = TransactionTracker()  # the GTID of each event's transaction
     with BlockingReplica(
         session,
         config.host,
@@ -240,8 +241,9 @@ def scan_queries(
     ) as replica:
         for item in replica.items():
             event = item.event
-            if isinstance(event, GtidEvent | MysqlGtidEvent):
-                gtid = event.gtid
-            elif isinstance(event, QueryEvent):
-                out.append(ScannedQuery(FilePos(item.file, item.start), gtid, event))
+            if event is None:
+                continue
+            transactions.observe(event)
+            if isinstance(event, QueryEvent):
+                out.append(ScannedQuery(FilePos(item.file, item.start), transactions.gtid, event))
     return out

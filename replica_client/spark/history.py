@@ -168,13 +168,13 @@ def span_histories(
     :class:`~replica_client.errors.SchemaHistoryError` (``unproven="error"``), and
     ``check(event, position, gtid)`` sees every QueryEvent (the statement rule).
     """
-    from ..binlog.events import GtidEvent, MysqlGtidEvent
+    from ..binlog.transactions import TransactionTracker
     from ..files import BinlogFileReader
 
     options = replace(options, decode_rows=False)
     mode: Unproven = "positional" if unproven == "positional" else "error"
     out: list[list[SchemaHistory]] = []
-    gtid: str | None = None
+    transactions = TransactionTracker()  # the GTID of each event's transaction
     for path, offsets in zip(files, starts, strict=True):
         found: list[SchemaHistory] = []
         reader = BinlogFileReader([Path(path)], options, schema_history=history, unproven=mode)
@@ -186,10 +186,9 @@ def span_histories(
                 assert where is not None
                 while len(found) < len(offsets) and offsets[len(found)] <= where.pos:
                     found.append(history)  # the history before this event
-                if isinstance(event, GtidEvent | MysqlGtidEvent):
-                    gtid = event.gtid
-                elif check is not None and type(event) is QueryEvent:
-                    check(event, where, gtid)
+                transactions.observe(event)
+                if check is not None and type(event) is QueryEvent:
+                    check(event, where, transactions.gtid)
                 history = tracker.history
         found.extend([history] * (len(offsets) - len(found)))
         out.append(found)
