@@ -30,7 +30,6 @@ from .binlog.events import (
     DeleteRowsEvent,
     Event,
     QueryEvent,
-    RotateEvent,
     Row,
     RowsEvent,
     TableMapEvent,
@@ -166,7 +165,7 @@ class ChangeBuilder:
     __slots__ = (
         "_binlog_format",
         "_column_names",
-        "_file",
+        "_derive",
         "_layouts",
         "_names_cache",
         "_position",
@@ -196,8 +195,9 @@ class ChangeBuilder:
         #: What StatementLoggedError suggests besides binlog_format=ROW (None: its own).
         self._remedy = remedy
         self._transactions = TransactionTracker()
-        self._file: str | None = None
         self._position = PositionMaker().make
+        #: positions come from the headers until the caller gives one
+        self._derive = True
         self._names_cache: dict[int, tuple[TableMapEvent, TableMapEvent]] = {}
         # id(TABLE_MAP columns) -> (columns, primary key, layout)
         self._layouts: dict[int, tuple[tuple[ColumnInfo, ...], tuple[int, ...], _Layout]] = {}
@@ -228,24 +228,30 @@ class ChangeBuilder:
 
         Args:
             event: the next event of the stream.
-            position: where ``event`` starts; when None it is derived from the
-                event header and the last ROTATE.
+            position: where ``event`` starts. A caller that never gives one has it
+                derived from the headers and the last ROTATE (every event must then
+                be fed); once one is given, the caller places the row and query
+                events.
         """
+        tracker = self._transactions
+        if position is not None or not self._derive:
+            self._derive = False  # the caller places events (a file reader)
+            if not isinstance(event, RowsEvent):
+                tracker.observe(event)
+        else:
+            # Where it starts: its end (log_pos) less its size; where the previous
+            # event ended when log_pos is 0 (MariaDB 11.4+ inside a transaction), as
+            # the stream's tracker places it; the file is the last ROTATE's (no
+            # position before one names it).
+            header = event.header
+            file, start, _end, _countable, _boundary = tracker.step(header, event)
+            if file and isinstance(event, RowsEvent | QueryEvent):
+                log_pos = header[4]
+                position = self._position(file, max(log_pos - header[3], 0) if log_pos else start)
         if isinstance(event, RowsEvent):
-            if position is None and self._file is not None and event.log_pos:
-                position = self._position(
-                    self._file, max(event.log_pos - event.header.event_size, 0)
-                )
-            return self.rows(event, position, self._transactions.gtid)
-        self._transactions.observe(event)
-        if isinstance(event, RotateEvent):
-            self._file = event.next_file
-        elif type(event) is QueryEvent:
-            if position is None and self._file is not None and event.log_pos:
-                position = self._position(
-                    self._file, max(event.log_pos - event.header.event_size, 0)
-                )
-            return self.statement(event, position, self._transactions.gtid)
+            return self.rows(event, position, tracker.gtid)
+        if type(event) is QueryEvent:
+            return self.statement(event, position, tracker.gtid)
         return []
 
     def statement(

@@ -17,6 +17,8 @@ from replica_client.binlog.events import (
     MISSING,
     DeleteRowsEvent,
     PartialUpdateRowsEvent,
+    QueryEvent,
+    RotateEvent,
     RowsEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
@@ -265,3 +267,31 @@ def test_a_partial_json_update_is_an_update_change() -> None:
 
     for change, (before, after) in zip(got, partial.rows, strict=True):
         assert (change.before, change.after) == (image(before), image(after))
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "mariadb-operator-poc/domain_id_0/mariadb-repl-bin.000004",  # 11.8: log_pos 0 inside transactions
+        "rust_mysql_common/mariadb-bin.000001",  # 10.5: rows events
+    ],
+)
+def test_positions_from_headers_equal_the_file_readers(rel: str) -> None:
+    """A list of events (no ``event_position``) after the artificial ROTATE a dump
+    starts with: each change's position is the file reader's, also where MariaDB
+    11.4+ writes log_pos 0 inside a transaction (before: None there)."""
+    from replica_client.binlog.decoder import EventDecoder
+    from tests.fake_primary import fake_rotate
+
+    path = FIXTURES / rel
+    with rc.open_binlog(path) as reader:
+        exact = list(rc.iter_changes(reader, statements="deliver"))
+    with rc.open_binlog(path) as reader:
+        events = list(reader)
+    rotate = EventDecoder().decode(fake_rotate(path.name, 4, crc=False))
+    assert isinstance(rotate, RotateEvent)
+    derived = list(rc.iter_changes([rotate, *events], statements="deliver"))
+    assert exact and [c.position for c in derived] == [c.position for c in exact]
+    assert all(c.position is not None for c in exact)
+    if "000004" in rel:  # the fixture does hold events with log_pos 0
+        assert any(e.log_pos == 0 for e in events if isinstance(e, QueryEvent))
