@@ -55,13 +55,12 @@ import pyarrow as pa
 from ..accel import speedups
 from ..binlog.events import (
     MISSING,
-    ColumnInfo,
     DeleteRowsEvent,
     RowsEvent,
-    TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from ..changes import TableLayouts, row_image
 from ..jsonvalues import decimal_text, json_value, set_labels, time_text
 from ..position import binlog_file_order
 
@@ -177,9 +176,8 @@ def sequence(file: str, pos: int, row_index: int) -> int:
 
 
 def _image(names: tuple[str, ...], row: tuple[Any, ...], full: bool = False) -> dict[str, Any]:
-    if not full and MISSING in row:
-        return {n: v for n, v in zip(names, row, strict=False) if v is not MISSING}
-    return dict(zip(names, row, strict=False))
+    # ``full``: the event's columns_present says no column is missing (no scan)
+    return dict(zip(names, row, strict=False)) if full else row_image(names, row)
 
 
 def _json(image: dict[str, Any]) -> str:
@@ -388,7 +386,7 @@ class ChangelogBuilder:
     event, and spread to the rows by Arrow when the batch is built.
     """
 
-    __slots__ = ("_cols", "_events", "_names", "rows")
+    __slots__ = ("_cols", "_events", "_layouts", "rows")
 
     def __init__(self) -> None:
         #: before, after, pk
@@ -396,27 +394,13 @@ class ChangelogBuilder:
         #: per event (or snapshot read): its row count, then what its rows share
         self._events: list[tuple[Any, ...]] = []
         self.rows = 0
-        #: id(TABLE_MAP columns) -> (those columns, their names): the decoder hands
-        #: a table's repeated TABLE_MAPs the same columns tuple
-        self._names: dict[int, tuple[tuple[ColumnInfo, ...], tuple[str, ...]]] = {}
-
-    def _names_of(self, table: TableMapEvent) -> tuple[str, ...]:
-        """``table.column_names``, built once per table definition."""
-        columns = table.columns
-        known = self._names.get(id(columns))
-        if known is not None and known[0] is columns:
-            return known[1]
-        names = table.column_names
-        if len(self._names) > 1024:
-            self._names.clear()
-        self._names[id(columns)] = (columns, names)
-        return names
+        #: names and primary key of each table definition (the change builder's rule)
+        self._layouts = TableLayouts()
 
     def add(self, event: RowsEvent, file: str, pos: int, gtid: str | None) -> None:
         """Add the rows of one rows event that starts at ``file:pos``."""
         table = event.table
-        names = self._names_of(table)
-        pk = table.primary_key
+        names, _, pk = self._layouts.of(table)
         all_columns = (1 << len(names)) - 1
         full = event.columns_present & all_columns == all_columns
         c_before, c_after, c_pk = self._cols
