@@ -3,12 +3,9 @@
 Driver side, no pyspark import (the Spark classes in ``source.py`` delegate
 here). One :class:`StreamPlanner` lives in Spark's driver-side Python process
 for the streaming reader, created lazily on the first call (the reader object
-itself is pickled before that).
-
-Offsets are JSON objects ``{"file": "mysql-bin.000003", "pos": 1234, "gtid":
-"0-1-77"}``: the position right after a transaction and the MariaDB GTID state
-there. ``file`` is empty only for a query started from a GTID state that has
-not read a transaction yet.
+itself is pickled before that). The resume points are :class:`Offset`
+(:mod:`.offset`, with their JSON form); a batch is cut into tasks by
+:func:`split_partitions` (:mod:`.partitions`).
 
 Exactly once: a batch always ends at a transaction boundary, and a batch's
 range is re-read deterministically from the primary (``partitions(start,
@@ -32,11 +29,9 @@ QueryEvents).
 
 from __future__ import annotations
 
-import json
-import math
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..control.primary import (
@@ -60,13 +55,14 @@ from ..position import (
     GtidTriple,
     MysqlGtidSet,
     missing_transactions,
-    parse_gtid_state,
     parse_gtid_triples,
 )
 from ..schema import SchemaHistory, SchemaTracker
 from .dump import BinlogDump, Txn, position_key
-from .history import HistoryJson, history_from_json, load_history_file, prepare, replica_config
+from .history import HistoryJson, load_history_file, prepare, replica_config
+from .offset import Offset
 from .options import SourceOptions
+from .partitions import PlannedPartition, TxnSlice, split_partitions
 from .snapshot import Chunk, plan_snapshot
 
 T = TypeVar("T")
@@ -80,141 +76,9 @@ __all__ = [
     "split_partitions",
 ]
 
-#: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)],
-#: the index of its schema history in the partition's histories, -1 without one).
-TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]], int]
-
-
-@dataclass(slots=True)
-class PlannedPartition:
-    """The transactions one task decodes, and the schema histories they are decoded
-    with: each distinct history once, in its JSON form (``SchemaHistory.to_json``)."""
-
-    txns: list[TxnSlice]
-    histories: list[dict[str, Any]] = field(default_factory=list)
-
-
 _CACHE_ENTRIES = 8
-#: The keys of an offset's JSON that hold histories (left out of messages).
-_HISTORIES = frozenset({"schema", "initial_schema"})
 
 _Key = tuple[tuple[str, int, str], tuple[str, int, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class Offset:
-    """A resume point of the stream: after a transaction, with the GTID state there.
-
-    ``file``/``pos`` are positions in the binlog of ``host`` (the primary the
-    offset was taken on; empty in offsets written before hosts were tracked):
-    on another primary the offset resumes by its GTID state.
-    """
-
-    file: str
-    pos: int
-    gtid: str
-    host: str = ""
-    #: startingPosition=snapshot, while key ranges are left: JSON of
-    #: ``{"chunks": [...], "next": n}`` (the ranges, and how many are planned);
-    #: the stream starts at file/pos once they are all planned.
-    snapshot: str = ""
-    #: The schema history valid at this offset, in its JSON form (None: without one,
-    #: schemaHistory=off or an offset written before histories were kept). Not
-    #: compared: two offsets at one binlog point of one query hold the same history.
-    schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
-    #: In the end offset of a query's first stream batch only: the history at the
-    #: query's initial offset, which Spark does not log (a replay of that batch after
-    #: a restart starts from a newly made initial offset, whose history is not the
-    #: one the batch was planned with).
-    initial_schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Offset:
-        try:
-            snapshot = data.get("snapshot")
-            schema = data.get("schema")
-            initial = data.get("initial_schema")
-            if not all(isinstance(v, dict | None) for v in (schema, initial)):
-                raise TypeError("schema is not an object")
-            return cls(
-                str(data.get("file") or ""),
-                int(data.get("pos") or 0),
-                str(data["gtid"]),
-                str(data.get("host") or ""),
-                json.dumps(snapshot, separators=(",", ":")) if snapshot else "",
-                schema,
-                initial,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            shown = data
-            if isinstance(data, dict):
-                shown = {k: v for k, v in data.items() if k not in _HISTORIES}
-            raise ConfigError(f"not an offset of the mariadb_binlog source: {shown!r}") from exc
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON form Spark keeps (the history last: an offset read back and written
-        again is the same text, as Spark compares offsets by their text)."""
-        out: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
-        if self.host:
-            out["host"] = self.host
-        if self.snapshot:
-            out["snapshot"] = json.loads(self.snapshot)
-        if self.schema is not None:
-            out["schema"] = self.schema
-        if self.initial_schema is not None:
-            out["initial_schema"] = self.initial_schema
-        return out
-
-    def history(self) -> SchemaHistory | None:
-        """The schema history this offset holds (None without one).
-
-        Raises:
-            ConfigError: its ``schema`` is not a schema history's JSON form.
-        """
-        if self.schema is None:
-            return None
-        return history_from_json(self.schema, f"offset {self.file}:{self.pos}")
-
-    def snapshot_plan(self) -> tuple[list[Chunk], int]:
-        """The key ranges of the snapshot and how many of them are planned so far."""
-        if not self.snapshot:
-            return [], 0
-        data = json.loads(self.snapshot)
-        return [(str(n), a, u) for n, a, u in data["chunks"]], int(data["next"])
-
-    def with_snapshot(self, chunks: list[Chunk], planned: int) -> Offset:
-        """This offset with ``planned`` of ``chunks`` planned (none left: the stream's)."""
-        if planned >= len(chunks):
-            return replace(self, snapshot="")
-        text = json.dumps({"chunks": chunks, "next": planned}, separators=(",", ":"))
-        return replace(self, snapshot=text)
-
-    @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.file, self.pos, self.gtid + self.snapshot)
-
-    def on(self, address: str) -> bool:
-        """Whether the offset's file position is one of ``address``'s binlog."""
-        return not self.host or self.host == address
-
-    def start(self, address: str = "") -> FilePos | Gtid | MysqlGtidSet:
-        """Where a dump from this offset starts on the primary at ``address``."""
-        if self.file and (not address or self.on(address)):
-            return FilePos(self.file, self.pos)
-        if not self.gtid:
-            raise ConfigError(
-                f"offset {self.shown()} has no GTID state: it cannot be resumed on "
-                f"another primary ({address})"
-            )
-        return parse_gtid_state(self.gtid)
-
-    def shown(self) -> dict[str, Any]:
-        """The offset for messages (without its schema history)."""
-        return {k: v for k, v in self.to_json().items() if k not in _HISTORIES}
-
-    def gtid_state(self) -> Gtid | MysqlGtidSet:
-        """The GTID state at this offset (MariaDB state or MySQL executed set)."""
-        return parse_gtid_state(self.gtid)
 
 
 def _control_connection(opts: SourceOptions) -> Any:
@@ -265,44 +129,6 @@ def resolve_start(opts: SourceOptions) -> Offset:
     if end.position is None:
         raise ConfigError(f"the server at {opts.address}: {NO_BINLOG}")
     return Offset(end.position.file, end.position.pos, str(end.gtid), opts.address)
-
-
-def split_partitions(
-    txns: list[Txn],
-    opts: SourceOptions,
-    history_json: Callable[[object], dict[str, Any] | None] | None = None,
-) -> list[PlannedPartition]:
-    """Cut a batch into partitions of about ``partitionBytes`` at transaction boundaries.
-
-    ``history_json``: the JSON form of a transaction's history (``Txn.schema``); each
-    partition holds each distinct one once, its transactions name it by index.
-    """
-    kept = [t for t in txns if t.events]
-    if not kept:
-        return []
-    form = history_json if history_json is not None else HistoryJson(opts.tables or None)
-    sizes = [sum(len(raw) for _, raw in t.events) for t in kept]
-    total = sum(sizes)
-    n = max(1, min(opts.max_partitions, math.ceil(total / opts.partition_bytes), len(kept)))
-    parts = [PlannedPartition([]) for _ in range(n)]
-    # per partition: id(history) -> its index in the partition's histories
-    places: list[dict[int, int]] = [{} for _ in range(n)]
-    acc = 0
-    for t, size in zip(kept, sizes, strict=True):
-        index = min(n - 1, acc * n // total) if total else 0
-        part = parts[index]
-        where = -1
-        if t.schema is not None:
-            known = places[index]
-            where = known.get(id(t.schema), -1)
-            if where < 0:
-                data = form(t.schema)
-                if data is not None:
-                    where = known[id(t.schema)] = len(part.histories)
-                    part.histories.append(data)
-        part.txns.append((t.fde, t.file, t.gtid, t.events, where))
-        acc += size
-    return [p for p in parts if p.txns]
 
 
 def _history(schema: object) -> SchemaHistory | None:
