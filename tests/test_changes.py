@@ -272,7 +272,8 @@ def test_a_partial_json_update_is_an_update_change() -> None:
 @pytest.mark.parametrize(
     "rel",
     [
-        "mariadb-operator-poc/domain_id_0/mariadb-repl-bin.000004",  # 11.8: log_pos 0 inside transactions
+        # 11.8: log_pos 0 inside transactions
+        "mariadb-operator-poc/domain_id_0/mariadb-repl-bin.000004",
         "rust_mysql_common/mariadb-bin.000001",  # 10.5: rows events
     ],
 )
