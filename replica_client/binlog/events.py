@@ -3,20 +3,46 @@
 Every event carries its common header (:class:`EventHeader`). Field names follow
 the server's names where they exist. Row values are plain tuples in column
 order; column names live once on the :class:`TableMapEvent`.
+
+This module holds the control, statement and GTID events of both flavours and
+MySQL's own events, and names every event type (:func:`event_type_name`). It
+re-exports the rest, so that every event class is importable from here: the
+base :class:`Event` and :class:`UnknownEvent` (:mod:`.events_base`), the
+legacy v1/v3 events (:mod:`.events_legacy`), TABLE_MAP and rows events
+(:mod:`.events_rows`), and the values of row images (:mod:`.values`,
+:mod:`.json_binary`).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import ClassVar, Final, NamedTuple
 
 from ..codec import is_mariadb_version
 from ..position import GtidTriple
-from .constants import EventFlag, EventType
-from .header import EventHeader
-from .json_binary import JSON_NULL, JsonDiff, JsonNull
+from .constants import EventType
+from .events_base import Event, UnknownEvent
+from .events_legacy import (
+    CreateFileEvent,
+    DeleteFileEvent,
+    ExecLoadEvent,
+    LoadEvent,
+    SlaveEvent,
+    StartEventV3,
+)
+from .events_rows import (
+    ColumnInfo,
+    DeleteRowsEvent,
+    PartialJson,
+    PartialUpdateRowsEvent,
+    RawRowsEvent,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+from .json_binary import JSON_NULL, JsonNull
 from .values import MISSING, Geometry, InvalidDate, InvalidDatetime, Missing, Row
 
 __all__ = [
@@ -77,51 +103,6 @@ __all__ = [
 
 
 _new_tuple: Final = tuple.__new__
-
-# -- base -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Base class of all events. ``header`` is the 19-byte common header."""
-
-    header: EventHeader
-
-    @property
-    def type_code(self) -> int:
-        return self.header.type_code
-
-    @property
-    def timestamp(self) -> int:
-        """Seconds since the epoch when the statement started on the primary."""
-        return self.header.timestamp
-
-    @property
-    def server_id(self) -> int:
-        return self.header.server_id
-
-    @property
-    def log_pos(self) -> int:
-        """End position of this event in the primary's binlog (0 if unknown)."""
-        return self.header.log_pos
-
-    @property
-    def artificial(self) -> bool:
-        """True for events the primary made up for the replica (fake ROTATE ...)."""
-        return bool(self.header.flags & EventFlag.ARTIFICIAL)
-
-    @property
-    def datetime(self) -> _dt.datetime:
-        """The header timestamp as an aware UTC datetime."""
-        return _dt.datetime.fromtimestamp(self.header.timestamp, _dt.UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class UnknownEvent(Event):
-    """An event type this decoder does not know, marked ignorable by the server."""
-
-    body: bytes
-
 
 # -- control events ---------------------------------------------------------------------
 
@@ -522,223 +503,6 @@ class StartEncryptionEvent(Event):
     scheme: int
     key_version: int
     nonce: bytes
-
-
-# -- legacy events (binlog v1/v3, MySQL 3.23 - 5.0) ----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StartEventV3(Event):
-    """START_EVENT_V3 (1): first event of a v1 (3.23) or v3 (4.0) binlog."""
-
-    binlog_version: int
-    server_version: str
-    create_timestamp: int
-
-
-@dataclass(frozen=True, slots=True)
-class LoadEvent(Event):
-    """LOAD_EVENT (6) / NEW_LOAD_EVENT (12): LOAD DATA INFILE as logged by 3.23/4.0.
-
-    ``field_term`` ... ``escaped`` are the FIELDS/LINES options; ``fields`` the
-    column list; ``file_name`` the file on the primary.
-    """
-
-    thread_id: int
-    exec_time: int
-    skip_lines: int
-    schema: str
-    table: str
-    fields: tuple[str, ...]
-    file_name: str
-    field_term: bytes
-    enclosed: bytes
-    line_term: bytes
-    line_start: bytes
-    escaped: bytes
-    opt_flags: int
-    empty_flags: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class CreateFileEvent(LoadEvent):
-    """CREATE_FILE_EVENT (8): a LOAD DATA statement with the first block of its file."""
-
-    file_id: int = 0
-    data: bytes = b""
-
-
-@dataclass(frozen=True, slots=True)
-class ExecLoadEvent(Event):
-    """EXEC_LOAD_EVENT (10): execute the LOAD DATA of ``file_id``."""
-
-    file_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteFileEvent(Event):
-    """DELETE_FILE_EVENT (11): the LOAD DATA of ``file_id`` failed; drop its file."""
-
-    file_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class SlaveEvent(Event):
-    """SLAVE_EVENT (7): a replica's primary coordinates (never written by any server)."""
-
-    master_pos: int
-    master_port: int
-    master_host: str
-    master_log: str
-
-
-# -- row events --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnInfo:
-    """One column of a TABLE_MAP, with what the optional metadata told."""
-
-    index: int
-    #: The type code in the TABLE_MAP (ENUM/SET appear as STRING there).
-    type: int
-    #: The real type (ENUM/SET/STRING resolved from the metadata).
-    real_type: int
-    #: The raw type metadata (meaning depends on the type).
-    meta: int
-    nullable: bool
-    name: str | None = None
-    #: None when the server did not send SIGNEDNESS (binlog_row_metadata=MINIMAL
-    #: on MySQL sends it; MariaDB MINIMAL does too; without it ints are signed).
-    unsigned: bool | None = None
-    #: Collation id of a character column (None when unknown).
-    collation: int | None = None
-    enum_values: tuple[str, ...] | None = None
-    set_values: tuple[str, ...] | None = None
-    geometry_type: int | None = None
-    visible: bool = True
-    #: VECTOR dimensionality (MySQL 9).
-    dimensions: int | None = None
-    #: The SQL data type from a schema provider (``information_schema.COLUMNS.DATA_TYPE``,
-    #: e.g. ``"uuid"``), None when no provider was asked; see ``replica_client.schema``.
-    data_type: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TableMapEvent(Event):
-    """TABLE_MAP_EVENT: maps ``table_id`` to a table definition for row events."""
-
-    table_id: int
-    table_flags: int
-    schema: str
-    table: str
-    columns: tuple[ColumnInfo, ...]
-    #: Column indexes of the primary key (SIMPLE_PRIMARY_KEY or PK_WITH_PREFIX).
-    primary_key: tuple[int, ...] = ()
-    #: (column index, prefix length) pairs; prefix 0 means the whole column.
-    primary_key_prefixes: tuple[tuple[int, int], ...] = ()
-    #: Optional-metadata fields this decoder does not know: (type, raw value).
-    unknown_metadata: tuple[tuple[int, bytes], ...] = ()
-
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        """Names from the optional metadata; ``@1``, ``@2``, ... where unknown."""
-        return tuple(c.name if c.name is not None else f"@{c.index + 1}" for c in self.columns)
-
-    @property
-    def has_column_names(self) -> bool:
-        return all(c.name is not None for c in self.columns)
-
-
-@dataclass(frozen=True, slots=True)
-class RowsEvent(Event):
-    """Base of WRITE/UPDATE/DELETE rows events (v1, v2, compressed and PRE_GA)."""
-
-    table_id: int
-    rows_flags: int
-    table: TableMapEvent = field(repr=False)
-    #: Columns-present bitmap of the (before) image, bit i = column i.
-    columns_present: int
-    #: v2 extra data (raw), empty for v1.
-    extra_data: bytes
-
-    @property
-    def schema(self) -> str:
-        return self.table.schema
-
-    @property
-    def table_name(self) -> str:
-        return self.table.table
-
-    @property
-    def statement_end(self) -> bool:
-        return bool(self.rows_flags & 1)
-
-
-@dataclass(frozen=True, slots=True)
-class RawRowsEvent(Event):
-    """A rows event whose rows were left undecoded (``DecoderOptions(decode_rows=False)``).
-
-    Its table is known (and passed the table filter); its bytes are in the
-    stream item (``StreamItem.raw``) for a decoder elsewhere.
-    """
-
-    table_id: int
-    rows_flags: int
-    table: TableMapEvent = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class WriteRowsEvent(RowsEvent):
-    """WRITE_ROWS: inserted rows (after images)."""
-
-    rows: tuple[Row, ...]
-
-    op: ClassVar[str] = "insert"
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteRowsEvent(RowsEvent):
-    """DELETE_ROWS: deleted rows (before images)."""
-
-    rows: tuple[Row, ...]
-
-    op: ClassVar[str] = "delete"
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateRowsEvent(RowsEvent):
-    """UPDATE_ROWS: (before image, after image) pairs."""
-
-    rows: tuple[tuple[Row, Row], ...]
-    #: Columns-present bitmap of the after image.
-    columns_present_after: int = 0
-
-    op: ClassVar[str] = "update"
-
-
-class PartialJson(NamedTuple):
-    """A JSON after-image value sent as a diff whose base document is not in the event.
-
-    PARTIAL_UPDATE_ROWS with a before image that lacks the column (MINIMAL row
-    image): apply ``diffs`` (``json_binary.apply_json_diffs``) to the column's
-    previous value to get the new document.
-    """
-
-    diffs: tuple[JsonDiff, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PartialUpdateRowsEvent(UpdateRowsEvent):
-    """PARTIAL_UPDATE_ROWS_EVENT (39): UPDATE with JSON columns sent as diffs.
-
-    ``rows`` holds full after images: each partially updated JSON column is
-    the before-image document with the diffs applied (or a :class:`PartialJson`
-    when the before image lacks that column). ``json_diffs`` gives, per row, the
-    diffs by column index, exactly as logged.
-    """
-
-    json_diffs: tuple[dict[int, tuple[JsonDiff, ...]], ...] = ()
 
 
 def event_type_name(type_code: int) -> str:
