@@ -1,7 +1,10 @@
 """The import rules of the layers, checked on the source with ``ast``.
 
-- ``wire/``, ``binlog/`` and ``session.py`` are sans-I/O: they import no event
-  loop, socket, TLS, thread, mmap, selector, subprocess or Spark module;
+- ``wire/``, ``binlog/`` and ``session.py`` (with ``delivery.py`` and
+  ``receipt.py``) are sans-I/O, and so are the rules the drivers share above
+  them (:data:`SANS_IO`: changes, checkpoints, schema history, the snapshot's
+  rules, the control layer's questions): they import no event loop, socket,
+  TLS, thread, mmap, selector, subprocess or Spark module;
 - ``wire/`` and ``binlog/`` do not import each other, nor the layers above
   them (``session``, ``aio``, ``files``, ``spark``, ``cli``, ``testing``);
   what both need (the byte codec, errors, positions, options) lives below
@@ -47,6 +50,31 @@ ABOVE_WIRE = tuple(f"{PACKAGE}.{name}" for name in ("binlog", *_ABOVE_BOTH))
 #: The modules below both, which ``wire/`` and ``binlog/`` share.
 BELOW_BOTH = tuple(
     f"{PACKAGE}.{name}" for name in ("codec", "errors", "position", "config", "accel")
+)
+#: The modules that do no I/O: the core (wire/, binlog/, the session and its delivery
+#: and receipt checks) and the rules above it that both drivers share (row changes,
+#: checkpoints, schema history, the snapshot's rules, the control layer's questions).
+SANS_IO = tuple(
+    f"{PACKAGE}.{name}"
+    for name in (
+        "wire",
+        "binlog",
+        "session",
+        "delivery",
+        "receipt",
+        "changes",
+        "checkpoint",
+        "schema",
+        "snapshot",
+        "control.procedure",
+        "control.primary",
+        "control.queries",
+        "codec",
+        "errors",
+        "position",
+        "config",
+        "jsonvalues",
+    )
 )
 #: Library modules exempt from the "only aio/ imports asyncio" rule.
 EDGE_MODULES = (f"{PACKAGE}.cli", f"{PACKAGE}.demo", f"{PACKAGE}.__main__", f"{PACKAGE}.testing")
@@ -129,7 +157,7 @@ def _under(name: str, prefixes: Iterable[str]) -> bool:
 def check_source(source: str, module: str, *, is_package: bool = False) -> list[Violation]:
     """The layering violations of one module's source."""
     out: list[Violation] = []
-    sans_io = _under(module, (f"{PACKAGE}.wire", f"{PACKAGE}.binlog", f"{PACKAGE}.session"))
+    sans_io = _under(module, SANS_IO)
     in_binlog = _under(module, (f"{PACKAGE}.binlog",))
     in_wire = _under(module, (f"{PACKAGE}.wire",))
     below = _under(module, BELOW_BOTH)
@@ -319,6 +347,9 @@ BAD_SOURCES = [
     ("replica_client.wire.framing", "from threading import Lock\n", "threading"),
     ("replica_client.wire.framing", "def f():\n    import mmap\n", "mmap"),
     ("replica_client.session", "import selectors\n", "selectors"),
+    ("replica_client.delivery", "import asyncio\n", "asyncio"),
+    ("replica_client.control.primary", "import socket\n", "socket"),
+    ("replica_client.schema.history", "def f():\n    import threading\n", "threading"),
     ("replica_client.session", "from subprocess import run\n", "subprocess"),
     ("replica_client.binlog.columns", "import pyspark.sql\n", "pyspark.sql"),
     (

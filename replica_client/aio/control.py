@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import aiomysql
 
 from ..control import primary as asked
+from ..control.blocking import client_error
 from ..control.primary import PrimaryState, ServerFacts, server_facts
 from ..control.procedure import (
     Answer,
@@ -37,7 +38,6 @@ from ..control.procedure import (
     Query,
     ScanQueries,
     advance,
-    client_error,
     text_rows,
     tolerated,
 )

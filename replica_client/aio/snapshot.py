@@ -27,8 +27,8 @@ import pymysql
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
+from ..control.blocking import client_error
 from ..control.primary import NO_BINLOG, ServerFacts, binlog_end, server_facts, snapshot_point
-from ..control.procedure import client_error
 from ..errors import SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..binlog.events import QueryEvent
 from ..binlog.transactions import TransactionTracker
-from ..errors import ConnectionLostError, ReplicaTimeoutError, ServerError
+from ..errors import (
+    ConnectionLostError,
+    ReplicaError,
+    ReplicaTimeoutError,
+    ServerError,
+    server_error,
+)
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..wire.packets import ResultSet
 from .procedure import (
@@ -35,7 +41,7 @@ from .procedure import (
 if TYPE_CHECKING:
     from ..aio.config import ReplicaConfig
 
-__all__ = ["SqlConnection", "run", "scan_queries", "sql_literal"]
+__all__ = ["SqlConnection", "client_error", "run", "scan_queries", "sql_literal"]
 
 T = TypeVar("T")
 
@@ -160,6 +166,24 @@ class SqlConnection:
                 f"TLS handshake with the primary at {self.address} failed: {exc}"
             ) from exc
         self._machine.tls_established()
+
+
+def client_error(exc: BaseException, address: str) -> ReplicaError:
+    """The library's error for what a client driver (PyMySQL, aiomysql) raised: the
+    server's errors (1000-1999) by errno, anything else a lost connection."""
+    if isinstance(exc, ReplicaError):
+        return exc
+    args: tuple[Any, ...] = tuple(exc.args)
+    if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
+        return server_error(args[0], "HY000", str(args[1]))
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return ConnectionLostError(
+                f"TLS handshake with the primary at {address} failed: {cause}"
+            )
+        cause = cause.__cause__ or cause.__context__
+    return ConnectionLostError(f"cannot connect to the primary at {address} (SQL): {exc}")
 
 
 def sql_literal(value: object) -> str:

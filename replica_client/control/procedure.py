@@ -14,14 +14,12 @@ runs on the same connection.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from ..binlog.events import QueryEvent
 from ..codec import server_text
-from ..errors import ConnectionLostError, ReplicaError, server_error
 from ..position import FilePos, Gtid, MysqlGtidSet
 
 __all__ = [
@@ -34,7 +32,6 @@ __all__ = [
     "ScanQueries",
     "ScannedQuery",
     "advance",
-    "client_error",
     "drive",
     "one_row",
     "text_rows",
@@ -151,24 +148,6 @@ def text_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         tuple(server_text(v) if isinstance(v, bytes | bytearray) else v for v in row)
         for row in rows
     ]
-
-
-def client_error(exc: BaseException, address: str) -> ReplicaError:
-    """The library's error for what a client driver (PyMySQL, aiomysql) raised: the
-    server's errors (1000-1999) by errno, anything else a lost connection."""
-    if isinstance(exc, ReplicaError):
-        return exc
-    args: tuple[Any, ...] = tuple(exc.args)
-    if len(args) >= 2 and isinstance(args[0], int) and 1000 <= args[0] < 2000:
-        return server_error(args[0], "HY000", str(args[1]))
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ssl.SSLError):
-            return ConnectionLostError(
-                f"TLS handshake with the primary at {address} failed: {cause}"
-            )
-        cause = cause.__cause__ or cause.__context__
-    return ConnectionLostError(f"cannot connect to the primary at {address} (SQL): {exc}")
 
 
 def one_row(rows: Answer) -> tuple[Any, ...]:
