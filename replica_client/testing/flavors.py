@@ -6,7 +6,8 @@ Contract:
   machine's ``mariadbd`` for ``flavor="mariadb", version=None``, else the
   prefix of :mod:`~replica_client.testing.provision` (provisioned on first use,
   once per process). An :class:`Install` runs each binary through the prefix's
-  own dynamic loader where there is one.
+  own dynamic loader where there is one. Both live in
+  :mod:`~replica_client.testing.binaries` and are re-exported here.
 - :class:`Flavor` (:data:`MARIADB`, :data:`MYSQL`; :func:`flavor_of`) knows the
   flavour's flags (:meth:`Flavor.server_command`, with ``--no-defaults``
   first), how to initialize a datadir with a root password and a ``test``
@@ -29,12 +30,13 @@ import secrets
 import shutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import provision
+from .binaries import Install, find_mariadb_install_db, find_mariadbd, resolve_install
 from .errors import ServerStartError, ServerStateError
 from .process import owned_temp_dir, run_checked, sweep_stale_dirs
 from .variant import SERVER_DEFAULTS
@@ -60,113 +62,12 @@ __all__ = [
     "resolve_install",
 ]
 
-_SEARCH_DIRS = (
-    "/usr/sbin",
-    "/usr/local/sbin",
-    "/usr/bin",
-    "/usr/local/bin",
-    "/usr/local/mysql/bin",
-)
 #: The file beside a template's (and a server's) datadir holding the root password.
 PASSWORD_FILE = "root-password"
 _TEMPLATE_PREFIX = "replica-client-template-"
 #: Prefixes of the temporary directories the harness owns (swept when their owner died).
 TEMP_PREFIXES = (_TEMPLATE_PREFIX, "replica-client-mariadb-")
 _PLUGIN = re.compile(r"[a-z0-9_]{1,64}")
-
-
-# -- binaries ---------------------------------------------------------------------------------
-
-
-def _find_binary(
-    names: Sequence[str], env_var: str | None, extra_dirs: Iterable[Path] = ()
-) -> str | None:
-    override = os.environ.get(env_var) if env_var else None
-    if override:
-        return override if os.access(override, os.X_OK) else None
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    for directory in (*extra_dirs, *map(Path, _SEARCH_DIRS)):
-        for name in names:
-            candidate = directory / name
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return str(candidate)
-    return None
-
-
-def find_mariadbd() -> str | None:
-    """Path of ``mariadbd`` (env ``REPLICA_CLIENT_MARIADBD``, PATH, sbin dirs) or None."""
-    return _find_binary(("mariadbd", "mysqld"), "REPLICA_CLIENT_MARIADBD")
-
-
-def _beside(binary: Path) -> list[Path]:
-    bindir = binary.resolve().parent
-    return [bindir, bindir.parent / "bin", bindir.parent / "scripts"]
-
-
-def find_mariadb_install_db(mariadbd: str | None = None) -> str | None:
-    """Path of ``mariadb-install-db``, looked up beside ``mariadbd`` too, or None."""
-    extra = _beside(Path(mariadbd)) if mariadbd else []
-    return _find_binary(
-        ("mariadb-install-db", "mysql_install_db"), "REPLICA_CLIENT_MARIADB_INSTALL_DB", extra
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Install:
-    """The binaries of one server install: the machine's own, or a provisioned prefix."""
-
-    flavor: str
-    server: Path
-    prefix: provision.Prefix | None = None
-
-    def argv(self, binary: str | os.PathLike[str]) -> list[str]:
-        """How to run ``binary`` of this install (through the prefix's loader if any)."""
-        return [*self.prefix.runner(), str(binary)] if self.prefix else [str(binary)]
-
-    def tool(self, names: Sequence[str], relative: str | None = None) -> list[str]:
-        """The argv of a command-line tool of this install; ServerStateError if there is none."""
-        if self.prefix is not None and relative is not None:
-            return self.prefix.argv(relative)
-        for directory in _beside(self.server):
-            for name in names:
-                if (directory / name).is_file():
-                    return [str(directory / name)]
-        found = _find_binary(names, None)
-        if found is None:
-            raise ServerStateError(
-                f"none of {', '.join(names)} is installed beside {self.server} or on PATH"
-            )
-        return [found]
-
-
-_INSTALL_LOCK = threading.Lock()
-_INSTALLS: dict[tuple[str, str, Path], Install] = {}
-
-
-def resolve_install(variant: ServerVariant, mariadbd: str | None = None) -> Install:
-    """The binaries that run ``variant``; provisions the prefix on first use.
-
-    Raises ServerStartError (ProvisionError for prefixes) saying what to do.
-    """
-    if variant.version is None:
-        binary = mariadbd or find_mariadbd()
-        if binary is None:
-            raise ServerStartError(
-                "mariadbd not found on PATH or in /usr/sbin; install mariadb-server "
-                "or set REPLICA_CLIENT_MARIADBD"
-            )
-        return Install(variant.flavor, Path(binary))
-    key = (variant.flavor, variant.version, provision.cache_root())
-    with _INSTALL_LOCK:
-        found = _INSTALLS.get(key)
-        if found is None:
-            prefix = provision.provision(variant.flavor, variant.version)
-            found = Install(variant.flavor, prefix.path(prefix.recipe.server), prefix)
-            _INSTALLS[key] = found
-        return found
 
 
 # -- where a server's files are ----------------------------------------------------------------

@@ -31,6 +31,11 @@ Contract:
 ``python -m replica_client.testing.provision [mariadb-11.8] [mysql-9.7]
 [--cache DIR] [--force]`` does the same from the command line (both recipes
 when none is named). Only the standard library is imported.
+
+The recipes, the prefix and the cache's location are in
+:mod:`~replica_client.testing.prefixes`, the private ``apt-get`` in
+:mod:`~replica_client.testing.apt`; their public names used here are
+re-exported.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ import fcntl
 import json
 import logging
 import os
-import platform
 import re
 import secrets
 import shutil
@@ -50,12 +54,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from .errors import ServerStartError
+from .apt import KEYRING_ENV, MIRROR_ENV, Apt, output_tail, run_tool
+from .prefixes import (
+    CACHE_ENV,
+    RECIPES,
+    Machine,
+    Prefix,
+    ProvisionError,
+    Recipe,
+    cache_root,
+    machine,
+    prefix_path,
+    recipe,
+)
 
 __all__ = [
     "CACHE_ENV",
@@ -76,175 +90,13 @@ __all__ = [
     "recipe",
 ]
 
-CACHE_ENV = "REPLICA_CLIENT_SERVER_CACHE"
-MIRROR_ENV = "REPLICA_CLIENT_DEBIAN_MIRROR"
-KEYRING_ENV = "REPLICA_CLIENT_DEBIAN_KEYRING"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
-DEFAULT_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 #: The stamp file at the top of a prefix, written last.
 STAMP = "provisioned.json"
 _STAMP_FORMAT = 1
 _LOCK_TIMEOUT = 20 * 60.0
-_APT_TIMEOUT = 15 * 60.0
-_TAIL_LINES = 25
-#: Packages a server never needs at run time, however its dependencies say.
-_NOT_NEEDED = re.compile(r"perl|perl-base|perl-modules-.+|libperl.*|c?debconf(-2\.0)?|dpkg")
 _VERSION = re.compile(r"\bVer\s+(\d+\.\d+\.\d+\S*)")
 
 _log = logging.getLogger(__name__)
-
-
-class ProvisionError(ServerStartError):
-    """A prefix could not be provisioned; the message says what failed and what to do."""
-
-
-@dataclass(frozen=True, slots=True)
-class Recipe:
-    """Which Debian packages make one server version, and which binaries must run."""
-
-    flavor: str
-    version: str
-    suite: str
-    #: Downloaded with their dependencies (less :data:`_NOT_NEEDED`).
-    packages: tuple[str, ...]
-    #: Downloaded alone: plugins and tools whose other dependencies are not wanted.
-    without_dependencies: tuple[str, ...]
-    server: str
-    binlog_tool: str
-    client_tool: str
-    download_mb: int
-
-    @property
-    def name(self) -> str:
-        """``<flavor>-<version>``: the prefix's directory name."""
-        return f"{self.flavor}-{self.version}"
-
-
-RECIPES: Mapping[tuple[str, str], Recipe] = {
-    ("mariadb", "11.8"): Recipe(
-        flavor="mariadb",
-        version="11.8",
-        suite="trixie",
-        packages=("mariadb-server-core", "mariadb-client-core"),
-        # mariadb-server: auth_parsec, auth_ed25519, file_key_management plugins;
-        # mariadb-client: mariadb-binlog, mariadb-dump, mariadb-admin.
-        without_dependencies=("mariadb-server", "mariadb-client"),
-        server="usr/sbin/mariadbd",
-        binlog_tool="usr/bin/mariadb-binlog",
-        client_tool="usr/bin/mariadb",
-        download_mb=20,
-    ),
-    ("mysql", "9.7"): Recipe(
-        flavor="mysql",
-        version="9.7",
-        # sid carries a MariaDB 11.8 of another build too: never mix its lists with trixie's.
-        suite="sid",
-        packages=("mysql-server-core", "mysql-client-core"),
-        without_dependencies=(),
-        server="usr/sbin/mysqld",
-        binlog_tool="usr/bin/mysqlbinlog",
-        client_tool="usr/bin/mysql",
-        download_mb=55,
-    ),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Machine:
-    """The Debian architecture, multiarch triplet and dynamic loader of a machine."""
-
-    arch: str
-    triplet: str
-    loader: str
-
-
-_MACHINES = {
-    "x86_64": Machine("amd64", "x86_64-linux-gnu", "ld-linux-x86-64.so.2"),
-    "aarch64": Machine("arm64", "aarch64-linux-gnu", "ld-linux-aarch64.so.1"),
-}
-_MACHINE_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
-
-
-def machine(name: str | None = None) -> Machine:
-    """The :class:`Machine` for ``name`` (default: this one); ProvisionError if unknown."""
-    raw = name if name is not None else platform.machine()
-    key = _MACHINE_ALIASES.get(raw.lower(), raw.lower())
-    found = _MACHINES.get(key)
-    if found is None or not sys.platform.startswith("linux"):
-        raise ProvisionError(
-            f"server binaries are provisioned from Debian packages for Linux on "
-            f"{' and '.join(_MACHINES)} only; this machine is {sys.platform}/{raw}. "
-            f"Install the server yourself, or run the tests on an x86_64 or aarch64 Linux machine"
-        )
-    return found
-
-
-def recipe(flavor: str, version: str) -> Recipe:
-    """The :class:`Recipe` for ``flavor`` and ``version``; ProvisionError if there is none."""
-    found = RECIPES.get((flavor, version))
-    if found is None:
-        known = ", ".join(r.name for r in RECIPES.values())
-        raise ProvisionError(f"no provisioning recipe for {flavor}-{version}; known: {known}")
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class Prefix:
-    """A provisioned prefix: its root, what made it, and how to run its binaries."""
-
-    root: Path
-    recipe: Recipe
-    machine: Machine
-    stamp: Mapping[str, Any] = field(compare=False, repr=False)
-
-    @property
-    def libdir(self) -> Path:
-        return self.root / "usr" / "lib" / self.machine.triplet
-
-    @property
-    def loader(self) -> Path:
-        return self.libdir / self.machine.loader
-
-    @property
-    def packages(self) -> dict[str, str]:
-        """Package name -> Debian version, as unpacked."""
-        return dict(self.stamp.get("packages", {}))
-
-    @property
-    def server_version(self) -> str:
-        """The server's version from its ``--version``, e.g. ``11.8.9-MariaDB-0+deb13u1``."""
-        return str(self.stamp.get("server_version", ""))
-
-    def path(self, relative: str) -> Path:
-        return self.root / relative
-
-    def runner(self) -> list[str]:
-        """The loader and its library path: put it before any binary of the prefix."""
-        return [str(self.loader), "--library-path", str(self.libdir)]
-
-    def argv(self, relative: str) -> list[str]:
-        """The command that runs the prefix's binary ``relative`` (e.g. ``usr/sbin/mysqld``)."""
-        return [*self.runner(), str(self.root / relative)]
-
-
-# -- where things live ------------------------------------------------------------------------
-
-
-def cache_root(cache: str | os.PathLike[str] | None = None) -> Path:
-    """The directory holding every prefix: ``cache``, env, or the XDG cache directory."""
-    if cache is not None:
-        return Path(cache).expanduser().resolve()
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override).expanduser().resolve()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return (base / "replica-client" / "servers").resolve()
-
-
-def prefix_path(flavor: str, version: str, cache: str | os.PathLike[str] | None = None) -> Path:
-    """Where the prefix of ``flavor``-``version`` lives (whether or not it exists)."""
-    return cache_root(cache) / recipe(flavor, version).name
 
 
 # -- checking a prefix ---------------------------------------------------------------------------
@@ -266,7 +118,7 @@ def _run_version(argv: Sequence[str]) -> str:
     if proc.returncode != 0:
         raise ProvisionError(
             f"{argv[-1]} --version failed with exit code {proc.returncode}: "
-            f"{_tail(proc.stdout + proc.stderr)}"
+            f"{output_tail(proc.stdout + proc.stderr)}"
         )
     return proc.stdout.strip()
 
@@ -386,7 +238,7 @@ def _build(
     wanted: Recipe, arch: Machine, root_dir: Path, target: Path, mirror: str | None
 ) -> Prefix:
     began = time.monotonic()
-    apt = _Apt(root_dir / ".apt" / f"{wanted.suite}-{arch.arch}", wanted.suite, arch, mirror)
+    apt = Apt(root_dir / ".apt" / f"{wanted.suite}-{arch.arch}", wanted.suite, arch, mirror)
     _log.info(
         "provisioning %s from Debian %s (%s, about %d MB) into %s",
         wanted.name,
@@ -403,7 +255,7 @@ def _build(
     try:
         work.chmod(0o755)
         for deb in debs:
-            _tool_run(["dpkg-deb", "-x", str(deb), str(work)], f"unpacking {deb.name}")
+            run_tool(["dpkg-deb", "-x", str(deb), str(work)], f"unpacking {deb.name}")
         stamp = {
             "format": _STAMP_FORMAT,
             "flavor": wanted.flavor,
@@ -444,188 +296,6 @@ def _build(
         time.monotonic() - began,
     )
     return Prefix(target, wanted, arch, stamp)  # checked above, before the rename
-
-
-def _tail(text: str, lines: int = _TAIL_LINES) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def _exec(argv: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run a tool with plain-C messages; ProvisionError only if it cannot run at all."""
-    try:
-        return subprocess.run(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=_APT_TIMEOUT,
-            env={**os.environ, "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive"},
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ProvisionError(f"{what} failed: {' '.join(argv[:2])}: {exc}") from exc
-
-
-def _tool_run(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
-    """Run a tool; ProvisionError with its output when it fails."""
-    proc = _exec(argv, what)
-    if proc.returncode != 0:
-        raise ProvisionError(
-            f"{what} failed with exit code {proc.returncode}: {' '.join(argv[:2])} ...\n"
-            f"{_tail(proc.stdout + proc.stderr)}"
-        )
-    return proc
-
-
-class _Apt:
-    """``apt-get``/``apt-cache`` on private lists for one Debian suite; nothing of the system's."""
-
-    def __init__(self, state: Path, suite: str, arch: Machine, mirror: str | None) -> None:
-        missing = [t for t in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(t) is None]
-        if missing:
-            raise ProvisionError(
-                f"provisioning a server needs Debian's apt tools, and {', '.join(missing)} "
-                "is not on PATH: run on a Debian or Ubuntu machine (apt and dpkg), or provision "
-                f"there and point {CACHE_ENV} at a copy of its server cache"
-            )
-        keyring = os.environ.get(KEYRING_ENV) or DEFAULT_KEYRING
-        if not Path(keyring).is_file():
-            raise ProvisionError(
-                f"the Debian archive keyring {keyring} is missing: install the "
-                f"debian-archive-keyring package, or set {KEYRING_ENV} to a keyring file"
-            )
-        self.suite = suite
-        self.arch = arch
-        self.mirror = (mirror or DEFAULT_MIRROR).rstrip("/")
-        self.state = state
-        self.debs = state / "debs"
-        for sub in ("lists/partial", "archives/partial", "debs"):
-            (state / sub).mkdir(parents=True, exist_ok=True)
-        sources = state / "sources.list"
-        sources.write_text(f"deb [signed-by={keyring}] {self.mirror} {suite} main\n")
-        self.options = [
-            f"-oDir::Etc::sourcelist={sources}",
-            "-oDir::Etc::sourceparts=/dev/null",
-            "-oDir::Etc::preferences=/dev/null",
-            "-oDir::Etc::preferencesparts=/dev/null",
-            f"-oDir::State::Lists={state / 'lists'}",
-            "-oDir::State::status=/dev/null",
-            f"-oDir::Cache::archives={state / 'archives'}",
-            "-oDir::Cache::pkgcache=",
-            "-oDir::Cache::srcpkgcache=",
-            f"-oAPT::Architecture={arch.arch}",
-            f"-oAPT::Architectures={arch.arch}",
-            "-oAcquire::Languages=none",
-            "-oAcquire::Retries=2",
-            "-oAcquire::http::Timeout=30",
-        ]
-
-    def update(self) -> None:
-        proc = _exec(["apt-get", *self.options, "-q", "update"], "apt-get update")
-        output = proc.stdout + proc.stderr
-        failed = proc.returncode != 0 or any(
-            marker in output for marker in ("Err:", "Failed to fetch", "failed to download")
-        )
-        have_index = any((self.state / "lists").glob(f"*_dists_{self.suite}_*Packages*"))
-        if failed or not have_index:
-            raise ProvisionError(
-                f"cannot fetch the package lists of Debian {self.suite} from {self.mirror} "
-                f"(apt-get update, exit code {proc.returncode}): the mirror is unreachable or "
-                f"does not carry {self.suite}. Check the network or proxy, or set {MIRROR_ENV} "
-                f"to a reachable Debian mirror.\n{_tail(output)}"
-            )
-
-    def dependencies(self, packages: Sequence[str]) -> list[str]:
-        """``packages`` and everything they depend on, less :data:`_NOT_NEEDED`."""
-        proc = _tool_run(
-            [
-                "apt-cache",
-                *self.options,
-                "depends",
-                "--recurse",
-                "--no-recommends",
-                "--no-suggests",
-                "--no-conflicts",
-                "--no-breaks",
-                "--no-replaces",
-                "--no-enhances",
-                *packages,
-            ],
-            f"resolving the dependencies of {' '.join(packages)}",
-        )
-        found = [
-            line.strip()
-            for line in proc.stdout.splitlines()
-            if line.strip() and not line.startswith((" ", "<"))
-        ]
-        self._require(packages, found)
-        return sorted({name for name in found if not _NOT_NEEDED.fullmatch(name)})
-
-    def versions(self, packages: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """Package -> (candidate version, architecture) in this suite."""
-        proc = _tool_run(
-            ["apt-cache", *self.options, "show", "--no-all-versions", *packages],
-            "reading package versions",
-        )
-        out: dict[str, tuple[str, str]] = {}
-        for block in proc.stdout.split("\n\n"):
-            fields = {
-                key: value
-                for key, sep, value in (line.partition(": ") for line in block.splitlines())
-                if sep and not key.startswith(" ")
-            }
-            if "Package" in fields and "Version" in fields:
-                out[fields["Package"]] = (fields["Version"], fields.get("Architecture", ""))
-        self._require(packages, out)
-        return out
-
-    def _require(self, wanted: Sequence[str], found: Sequence[str] | Mapping[str, Any]) -> None:
-        missing = [name for name in wanted if name not in found]
-        if missing:
-            raise ProvisionError(
-                f"package {', '.join(missing)} is not in Debian {self.suite} ({self.mirror}, "
-                f"{self.arch.arch}): the suite no longer carries it or the mirror is incomplete; "
-                f"set {MIRROR_ENV} to a full Debian mirror, or update the recipe in "
-                "replica_client/testing/provision.py"
-            )
-
-    def download(self, versions: Mapping[str, tuple[str, str]]) -> list[Path]:
-        """Download the exact candidate versions into the kept ``debs`` directory."""
-        pinned = [f"{name}={version}" for name, (version, _arch) in sorted(versions.items())]
-        proc = _exec(
-            ["apt-get", *self.options, "-q", "download", *pinned], "apt-get download", self.debs
-        )
-        output = proc.stdout + proc.stderr
-        missing = re.findall(
-            r"Unable to locate package (\S+)|Version '[^']*' for '([^']+)'", output
-        )
-        if missing:
-            self._require([a or b for a, b in missing], [])
-        if proc.returncode != 0:
-            raise ProvisionError(
-                f"downloading {len(pinned)} packages from {self.mirror} failed (apt-get "
-                f"download, exit code {proc.returncode}); check the network or set {MIRROR_ENV}."
-                f"\n{_tail(output)}"
-            )
-        debs = [
-            self.debs / f"{name}_{version.replace(':', '%3a')}_{deb_arch}.deb"
-            for name, (version, deb_arch) in sorted(versions.items())
-        ]
-        absent = [deb.name for deb in debs if not deb.is_file()]
-        if absent:
-            raise ProvisionError(
-                f"apt-get download reported success but did not write {', '.join(absent)} "
-                f"into {self.debs}"
-            )
-        return debs
-
-    def keep_only(self, debs: Sequence[Path]) -> None:
-        """Remove downloaded packages that the last provisioning did not use."""
-        keep = {deb.name for deb in debs}
-        for path in self.debs.glob("*.deb"):
-            if path.name not in keep:
-                path.unlink(missing_ok=True)
 
 
 # -- command line ---------------------------------------------------------------------------------
