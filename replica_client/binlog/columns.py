@@ -361,9 +361,11 @@ def geometry_value(raw: memoryview) -> Geometry | bytes:
     return Geometry(int.from_bytes(raw[:4], "little"), bytes(raw[4:]))
 
 
-def _vector(raw: memoryview) -> list[float]:
+def _vector(raw: memoryview) -> list[float] | bytes:
+    # MySQL keeps what an ALTER from another type (GEOMETRY, BLOB) left in a VECTOR
+    # column as it is; SELECT HEX() shows those bytes: they stay bytes, as MariaDB's.
     if len(raw) % 4:
-        raise MalformedEventError("VECTOR value is not a whole number of float32s")
+        return bytes(raw)
     return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 

@@ -226,3 +226,23 @@ def test_a_corrupt_compressed_value_is_a_malformed_event(
     raw[-4:] = zlib.crc32(raw[:-4]).to_bytes(4, "little")
     with pytest.raises(MalformedEventError, match=message):
         decode_hex_events(fde, table_map, raw.hex())
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        (bytes.fromhex("0000803F00000040"), [1.0, 2.0]),
+        (b"", []),
+        # what MySQL 9.7 keeps after ALTER ... CHANGE c c VECTOR of a GEOMETRY column
+        # (SELECT HEX() shows these 25 bytes): not float32s, they stay bytes
+        (bytes(range(25)), bytes(range(25))),
+    ],
+)
+def test_mysql_vector_values(raw: bytes, value: list[float] | bytes) -> None:
+    from replica_client.binlog.columns import reader_for
+    from replica_client.binlog.constants import ColumnType as T
+    from replica_client.binlog.events import ColumnInfo
+
+    col = ColumnInfo(0, T.VECTOR, T.VECTOR, 4, True, "v")
+    row = len(raw).to_bytes(4, "little") + raw
+    assert reader_for(col, False)(memoryview(row), 0) == (value, len(row))

@@ -176,7 +176,9 @@ def _select_expr(c: GenColumn, flavor: str) -> str:
     if c.kind == "json":
         return f"CAST({n} AS CHAR)" if flavor == "mysql" else n
     if c.kind == "text":
-        return f"CONVERT({n} USING utf8mb4)"
+        # as bytes: a conversion may give bytes that are not UTF-8 (surrogates a
+        # ucs2/utf16 value carried into utf8mb3), which SELECT's client cannot decode
+        return f"CAST(CONVERT({n} USING utf8mb4) AS BINARY)"
     if c.kind == "vector":
         return f"HEX({n})"  # the float32 values exactly
     return oracle._select_expr(_oracle_column(c), True)
@@ -185,13 +187,24 @@ def _select_expr(c: GenColumn, flavor: str) -> str:
 @dataclass(frozen=True)
 class Text:
     """A text value as SELECT gives it: converted to utf8mb4 (``?`` for what cannot be
-    converted) and its stored bytes."""
+    converted) and its stored bytes. ``utf8``: the conversion is valid UTF-8 (a
+    utf8mb3 value holding encoded surrogates, which the server passes on as they
+    are, is not)."""
 
     text: str
     raw: bytes
+    utf8: bool = True
 
     def __repr__(self) -> str:
         return repr(self.text)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _value(seed: int, where: str, c: GenColumn) -> str:
@@ -260,14 +273,20 @@ class _Runner:
         )
         out: dict[int, dict[str, Any]] = {}
         for row in self.cur.fetchall():
-            values = row[1 : 1 + len(columns)]
+            values = list(row[1 : 1 + len(columns)])
+            valid: dict[str, bool] = {}
+            for i, c in enumerate(columns):
+                if c.kind == "text" and values[i] is not None:
+                    converted = bytes(values[i])
+                    valid[c.name] = _is_utf8(converted)
+                    values[i] = converted.decode("utf-8", "replace")
             image = {
                 c.name: oracle.canonical_selected(_oracle_column(c), v, True)
                 for c, v in zip(columns, values, strict=True)
             }
             for c, raw in zip(texts, row[1 + len(columns) :], strict=True):
                 if raw is not None:
-                    image[c.name] = Text(image[c.name], bytes(raw))
+                    image[c.name] = Text(image[c.name], bytes(raw), valid[c.name])
             out[int(row[0])] = image
         return out
 
@@ -835,6 +854,8 @@ def _canonical(c: GenColumn, value: Any) -> Any:
     if c.kind == "json" and value is not None and not isinstance(value, str):
         return _json_form(value)  # MySQL binary JSON
     if c.kind == "vector" and value is not None:
+        if isinstance(value, bytes):  # not whole float32s (left by an ALTER): the bytes
+            return value.hex().upper()
         return struct.pack(f"<{len(value)}f", *value).hex().upper()
     return oracle.canonical_decoded(_oracle_column(c), value, True)
 
@@ -843,8 +864,9 @@ def _wanted(c: GenColumn, value: Any, flavor: str, decoded: Any) -> Any:
     if c.kind == "json" and flavor == "mysql" and value is not None:
         return json.loads(value)
     if isinstance(value, Text):
-        # bytes the server cannot convert (it shows "?") stay bytes (binlog/charsets.py)
-        if isinstance(decoded, bytes) and "?" in value.text:
+        # bytes the server cannot convert (it shows "?", or passes on bytes that are
+        # not UTF-8) stay bytes (binlog/charsets.py)
+        if isinstance(decoded, bytes) and ("?" in value.text or not value.utf8):
             return value.raw
         return value.text
     return value
