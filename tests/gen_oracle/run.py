@@ -194,6 +194,14 @@ class Text:
     text: str
     raw: bytes
     utf8: bool = True
+    #: CHAR_LENGTH of the stored value: more than the conversion's characters when the
+    #: server stopped converting at a character it cannot (MySQL does, without "?")
+    chars: int | None = None
+
+    def converted(self) -> bool:
+        """Whether SELECT shows the whole value as text."""
+        whole = self.chars is None or self.chars == len(self.text)
+        return self.utf8 and whole and "?" not in self.text
 
     def __repr__(self) -> str:
         return repr(self.text)
@@ -267,6 +275,7 @@ class _Runner:
         texts = [c for c in columns if c.kind == "text"]
         exprs = [_select_expr(c, self.flavor) for c in columns]
         exprs += [f"CAST(`{c.name}` AS BINARY)" for c in texts]
+        exprs += [f"CHAR_LENGTH(`{c.name}`)" for c in texts]
         self.cur.execute(
             f"SELECT id, {', '.join(exprs)} FROM {self.q(table.name)} "
             f"WHERE id IN ({','.join(map(str, wanted))})"
@@ -284,9 +293,12 @@ class _Runner:
                 c.name: oracle.canonical_selected(_oracle_column(c), v, True)
                 for c, v in zip(columns, values, strict=True)
             }
-            for c, raw in zip(texts, row[1 + len(columns) :], strict=True):
+            n = len(texts)
+            raws = row[1 + len(columns) : 1 + len(columns) + n]
+            lengths = row[1 + len(columns) + n :]
+            for c, raw, chars in zip(texts, raws, lengths, strict=True):
                 if raw is not None:
-                    image[c.name] = Text(image[c.name], bytes(raw), valid[c.name])
+                    image[c.name] = Text(image[c.name], bytes(raw), valid[c.name], int(chars))
             out[int(row[0])] = image
         return out
 
@@ -864,9 +876,9 @@ def _wanted(c: GenColumn, value: Any, flavor: str, decoded: Any) -> Any:
     if c.kind == "json" and flavor == "mysql" and value is not None:
         return json.loads(value)
     if isinstance(value, Text):
-        # bytes the server cannot convert (it shows "?", or passes on bytes that are
-        # not UTF-8) stay bytes (binlog/charsets.py)
-        if isinstance(decoded, bytes) and ("?" in value.text or not value.utf8):
+        # bytes the server cannot convert (it shows "?", passes on bytes that are not
+        # UTF-8, or stops converting) stay bytes (binlog/charsets.py)
+        if isinstance(decoded, bytes) and not value.converted():
             return value.raw
         return value.text
     return value
