@@ -2,7 +2,11 @@
 
 Driver layer: opens the connection, runs :class:`~replica_client.session.ReplicaSession`
 through :class:`ReplicaProtocol`, hands events to the consumer, sends semi-sync
-ACKs, tracks the resume point, and reconnects.
+ACKs, tracks the resume point, and reconnects. Opening, reconnecting and failing
+over are :class:`~replica_client.aio.connection.ConnectionKeeper`'s (a base of
+``BinlogStream``), ``stream.changes()`` is
+:class:`~replica_client.aio.changes.ChangeStream` and ``stream.metrics`` a
+:class:`~replica_client.aio.metrics.StreamMetrics`; both are re-exported here.
 
 Delivery and resume policy (exactly once per event, per transaction):
 
@@ -28,9 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import time
-from collections import deque
 from collections.abc import Generator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -39,21 +41,16 @@ from ..binlog.constants import HEARTBEAT_TYPES
 from ..binlog.events import Event, QueryEvent, RowsEvent, TableMapEvent
 from ..changes import Change, ChangeBuilder, changes_rows
 from ..checkpoint import Checkpoint
-from ..errors import (
-    BinlogPositionError,
-    ConnectionLostError,
-    LostTransactionsError,
-    ReplicaError,
-    ReplicaTimeoutError,
-    SnapshotError,
-    StateError,
-)
+from ..errors import ConnectionLostError, ReplicaTimeoutError, SnapshotError, StateError
 from ..position import FilePos, Gtid, MysqlGtidSet, PositionMaker
-from ..schema import SchemaHistory, SchemaTracker, apply_schema, needs_schema, retype_rows
-from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
+from ..schema import SchemaHistory, apply_schema, needs_schema, retype_rows
+from ..session import Delivery, ReplicaSession, StreamItem
 from ..snapshot import ReadPoint, SnapshotState
 from ..wire.registration import Flavor
+from .changes import ChangeStream
 from .config import ReplicaConfig
+from .connection import ConnectionKeeper
+from .metrics import StreamMetrics
 from .protocol import ReplicaProtocol
 
 if TYPE_CHECKING:
@@ -61,44 +58,10 @@ if TYPE_CHECKING:
 
 __all__ = ["BinlogStream", "ChangeStream", "StreamMetrics", "connect"]
 
-_log = logging.getLogger("replica_client.aio")
 _now = time.time
 
 
-@dataclasses.dataclass(slots=True)
-class StreamMetrics:
-    """Counters of one :class:`BinlogStream` (``stream.metrics``), since it was opened.
-
-    Attributes:
-        events: events received from the primary (filtered ones included,
-            artificial events and heartbeats not).
-        rows: row images in the rows events handed to the consumer.
-        bytes: bytes of the event packets received.
-        transactions: transactions (GTID groups) completed.
-        reconnects: reconnections after a lost or stalled connection.
-        failovers: moves to another primary (``hosts``).
-        heartbeats: heartbeats received (the primary had nothing to send).
-        last_event_timestamp: the primary's clock (Unix seconds) in the last event.
-        seconds_behind_primary: how far the last event lags this machine's clock;
-            0 once a heartbeat says the stream is caught up; None before any event.
-    """
-
-    events: int = 0
-    rows: int = 0
-    bytes: int = 0
-    transactions: int = 0
-    reconnects: int = 0
-    failovers: int = 0
-    heartbeats: int = 0
-    last_event_timestamp: int | None = None
-    seconds_behind_primary: float | None = None
-
-    def as_dict(self) -> dict[str, int | float | None]:
-        """The counters as a plain dict (for logs and metric exporters)."""
-        return dataclasses.asdict(self)
-
-
-class BinlogStream:
+class BinlogStream(ConnectionKeeper):
     """The binlog of a primary as an async iterator of typed events.
 
     Use ``async with connect(...) as stream: async for event in stream: ...``.
@@ -235,38 +198,6 @@ class BinlogStream:
             await self._open(resume=False)
         return self
 
-    async def _prepare_schema(self) -> None:
-        """The table definitions at the start (``schema_history="auto"``/``"scan"``),
-        read from the primary over an ordinary connection; a start at "now" becomes
-        the exact point they were read at."""
-        from ..control.queries import prepare_history
-        from .control import ask
-
-        config = self._config
-        option = config.schema_history
-        if not isinstance(option, str) or option == "off" or self._delivery.schema is not None:
-            return
-        start = config.start
-        prepared = await ask(
-            self._target,
-            prepare_history(
-                config.decoder.tables or None,
-                start,
-                scan="always" if option == "scan" else "auto",
-            ),
-        )
-        self._binlog_format = prepared.facts.binlog_format or None
-        if start == "now":
-            point = prepared.point
-            exact: FilePos | Gtid | MysqlGtidSet | None = point.gtid or point.position
-            if exact is not None:
-                start = exact
-                self._config = dataclasses.replace(config, start=start)
-                self._target = dataclasses.replace(self._target, start=start)
-        self._delivery = Delivery(
-            None if isinstance(start, str) else start, schema=prepared.history
-        )
-
     async def _begin_snapshot(self) -> None:
         """Take the snapshot's first read point: the stream starts there."""
         from .control import InformationSchemaProvider
@@ -312,11 +243,11 @@ class BinlogStream:
         if protocol is not None and self._plain and not self._closed and not self._ended:
             # Fast path: items already buffered are handed out without awaiting.
             while (item := protocol.take()) is not None:
-                self._pass(item)
+                self.pass_item(item)
                 event = item.event
                 if event is not None and item.deliver and not item.skipped:
                     if self._settling:
-                        self._handed_over()
+                        self.handed_over()
                     return event
         if self._snapshot is not None:
             raise StateError(
@@ -327,7 +258,7 @@ class BinlogStream:
             if item.for_consumer:
                 assert item.event is not None
                 if self._settling:
-                    self._handed_over()
+                    self.handed_over()
                 return item.event
 
     def changes(self) -> ChangeStream:
@@ -437,11 +368,11 @@ class BinlogStream:
             assert isinstance(item, StreamItem)
             if item.event is not None and not item.skipped:
                 item = await self._with_schema(item)
-            self._pass(item)
+            self.pass_item(item)
             if item.event is not None and not item.skipped:
                 return item
 
-    def _pass(self, item: StreamItem) -> None:
+    def pass_item(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
         event = item.event
         # the metrics, counted here: this runs for every event
@@ -470,6 +401,12 @@ class BinlogStream:
             if mode == "auto" or item.skipped:
                 self._send_acks()
 
+    def set_change_builder(self, builder: ChangeBuilder) -> None:
+        """Serve a ``changes()`` consumer that turns items into changes with ``builder``
+        (:class:`ChangeStream` calls it once): items without changes are passed on the
+        way (``_settle``), rows events and statements become changes."""
+        self._changes = builder
+
     async def next_changes(self) -> tuple[StreamItem, list[Change]]:
         """The next item passed to a ``changes()`` consumer, and its changes (none for
         an event that gives none): the one source of changes, for :class:`ChangeStream`
@@ -482,12 +419,12 @@ class BinlogStream:
         self._caught_up = False
         event = item.event
         if isinstance(event, RowsEvent):
-            return item, self._row_changes(item, event)
+            return item, self.row_changes(item, event)
         if type(event) is QueryEvent:
-            return item, self._statement(item, event)
+            return item, self.statement_changes(item, event)
         return item, []
 
-    def _row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]:
+    def row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]:
         """The changes of ``item``'s rows event, once it is passed (``changes()``).
 
         Only row events need a position; the first (artificial) ROTATE of a GTID
@@ -498,14 +435,14 @@ class BinlogStream:
         where = self._position(item.file, item.start) if item.file else None
         return builder.rows(event, where, self._delivery.gtid)
 
-    def _statement(self, item: StreamItem, event: QueryEvent) -> list[Change]:
+    def statement_changes(self, item: StreamItem, event: QueryEvent) -> list[Change]:
         """What a passed QueryEvent gives a ``changes()`` consumer (see ChangeBuilder)."""
         builder = self._changes
         assert builder is not None
         where = self._position(item.file, item.start) if item.file else None
         return builder.statement(event, where, self._delivery.gtid)
 
-    def _handed_over(self) -> None:
+    def handed_over(self) -> None:
         """The consumer now holds everything taken so far: ACK an end that follows."""
         self._caught_up = True
         if self._config.ack_mode == "auto":
@@ -540,7 +477,7 @@ class BinlogStream:
             ):
                 return  # the consumer is to be handed it (or its error)
             protocol.take()
-            self._pass(item)  # (the delivery follows the transactions of changes())
+            self.pass_item(item)  # (the delivery follows the transactions of changes())
 
     def _send_acks(self) -> None:
         if not self._unacked or self._session is None or self._protocol is None:
@@ -569,229 +506,6 @@ class BinlogStream:
         if isinstance(event, RowsEvent):
             return dataclasses.replace(item, event=retype_rows(event, known))
         return dataclasses.replace(item, event=known)
-
-    # -- connection ---------------------------------------------------------------------------
-
-    async def _open(self, *, resume: bool, by_gtid: bool = False) -> None:
-        cfg = self._target
-        loop = asyncio.get_running_loop()
-        if resume:
-            point = self._delivery.resume_point(by_gtid=by_gtid)
-        else:
-            point = ResumePoint(None if cfg.start == "earliest" else cfg.start, Gtid(""))
-        settings = cfg.registration_settings(point.start)
-        schema = self._delivery.schema if not resume else point.schema
-        definitions = (
-            SchemaTracker(schema, unproven=cfg.unproven)
-            if isinstance(schema, SchemaHistory)
-            else None
-        )
-        session = ReplicaSession(
-            settings,
-            decoder_options=cfg.decoder,
-            event_types=cfg.event_types,
-            gtid_state=point.gtid_state if resume else self._delivery.gtid_state,
-            resume_skip=point.skip,
-            resume_gtid=point.group,
-            ack_on_receipt=cfg.ack_mode == "receipt",
-            definitions=definitions,
-        )
-        ctx = cfg.ssl_context()
-        protocol = ReplicaProtocol(
-            session,
-            address=cfg.address,
-            ssl_context=ctx,
-            server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
-            high_events=cfg.max_buffered_events,
-            high_bytes=cfg.max_buffered_bytes,
-            stall_timeout=2 * cfg.heartbeat_period if cfg.heartbeat_period > 0 else None,
-            eager=cfg.ack_mode == "receipt",
-        )
-        try:
-            async with asyncio.timeout(cfg.connect_timeout):
-                if cfg.unix_socket:
-                    await loop.create_unix_connection(lambda: protocol, cfg.unix_socket)
-                else:
-                    await loop.create_connection(lambda: protocol, cfg.host, cfg.port)
-                await protocol.registered
-        except TimeoutError as exc:
-            protocol.close()
-            raise ReplicaTimeoutError(
-                f"connecting to the primary at {cfg.address} took longer than "
-                f"{cfg.connect_timeout} s"
-            ) from exc
-        except OSError as exc:
-            protocol.close()
-            raise ConnectionLostError(
-                f"cannot connect to the primary at {cfg.address}: {exc}"
-            ) from exc
-        except BaseException:
-            protocol.close()
-            raise
-        self._protocol = protocol
-        self._session = session
-        self._settling = session.semi_sync and cfg.ack_mode != "receipt"
-        auto = self._settling and cfg.ack_mode == "auto"
-        protocol.on_arrival = self._on_arrival if auto else None
-        self._delivery.connected(session.machine.start)
-        _log.debug("streaming from %s (%s)", cfg.address, session.machine.start)
-
-    async def _reconnect(self, cause: BaseException) -> None:
-        policy = self._config.reconnect
-        address = self._target.address
-        _log.info("connection to %s lost (%s); reconnecting", address, cause)
-        if self._protocol is not None:
-            self._protocol.close()
-        self._unacked.clear()  # ACKs cannot go to a closed connection
-        attempt = 0
-        while True:
-            await asyncio.sleep(policy.delay(attempt))
-            if self._closed:
-                raise StopAsyncIteration
-            try:
-                await self._open(resume=True)
-            except (ConnectionLostError, ReplicaTimeoutError) as exc:
-                attempt += 1
-                _log.info("reconnect attempt %d to %s failed: %s", attempt, address, exc)
-                if policy.max_attempts is not None and attempt >= policy.max_attempts:
-                    if len(self._config.addresses) > 1:
-                        await self._fail_over(cause)
-                        return
-                    raise ConnectionLostError(
-                        f"gave up reconnecting to {address} after {attempt} "
-                        f"attempts; resume from position {self.position} / GTID "
-                        f"{self.gtid_state or '-'}"
-                    ) from cause
-                continue
-            self.reconnects += 1
-            self.metrics.reconnects = self.reconnects
-            _log.info(
-                "reconnected to %s at %s (skipping %d events already delivered)",
-                address,
-                self.position,
-                self._delivery.since_checkpoint,
-            )
-            return
-
-    async def _fail_over(self, cause: BaseException) -> None:
-        """Move to the next host that is a writable primary holding every delivered transaction.
-
-        Raises:
-            LostTransactionsError: a writable primary lacks transactions already
-                delivered (it never takes over).
-            FailoverError: no host could take over.
-        """
-        from ..control.primary import FailoverChoice, primary_state
-        from .control import ask
-
-        lost = self._target.address
-        choice = FailoverChoice(
-            self._config.addresses,
-            lost,
-            lambda state: self._delivery.missing_on(state.gtid_state, state.binlog_state),
-            cause,
-        )
-        for address in choice.candidates:
-            target = self._config.for_address(address)
-            try:
-                state = await ask(target, primary_state())
-            except ReplicaError as exc:
-                choice.passed_over(address, exc)
-                continue
-            if not choice.accepts(address, state):
-                continue
-            previous, self._target = self._target, target
-            try:
-                await self._open(resume=True, by_gtid=True)
-            except (ConnectionLostError, ReplicaTimeoutError) as exc:
-                self._target = previous
-                choice.passed_over(address, exc)
-                continue
-            except BinlogPositionError as exc:
-                # The primary refused the GTID state: it does not have it.
-                self._target = previous
-                raise LostTransactionsError(
-                    address, (str(self.gtid_state),), f" (the primary says: {exc.message})"
-                ) from exc
-            self.metrics.failovers += 1
-            _log.warning(
-                "primary %s lost; streaming from %s by GTID %s (skipping %d events)",
-                lost,
-                address,
-                self.gtid_state,
-                self._delivery.since_checkpoint,
-            )
-            return
-        raise choice.error() from cause
-
-
-class ChangeStream:
-    """Row changes of a :class:`BinlogStream` (``stream.changes()``)."""
-
-    def __init__(self, stream: BinlogStream) -> None:
-        self._stream = stream
-        config = stream.config
-        self._builder = ChangeBuilder(
-            statements=config.statements,
-            tables=config.decoder.tables,
-            binlog_format=stream.binlog_format,
-        )
-        self._pending: deque[Change] = deque()
-        stream._changes = self._builder
-
-    def __aiter__(self) -> ChangeStream:
-        return self
-
-    async def __anext__(self) -> Change:
-        stream = self._stream
-        pending = self._pending
-        reader = stream._snapshot
-        if reader is not None:
-            if stream._closed:
-                raise StopAsyncIteration
-            while pending:  # the rest of a rows event decoded before the snapshot began
-                kept = reader.keep(pending.popleft())
-                if kept is not None:
-                    return kept
-            if not reader.attached:
-                reader.attach(stream)
-            change = await reader.next_change()
-            if change is not None:
-                return change
-            stream._snapshot = None  # the seam is behind: plain streaming
-        while not pending:
-            protocol = stream._protocol
-            if protocol is not None and stream._plain and not stream._closed and not stream._ended:
-                # Fast path (as BinlogStream.__anext__'s): items already buffered
-                # are turned into changes without awaiting (also the ones that
-                # arrived with the item awaited last).
-                row_changes = stream._row_changes
-                while (item := protocol.take()) is not None:
-                    stream._pass(item)
-                    event = item.event
-                    if event is None or item.skipped:
-                        continue
-                    stream._caught_up = False
-                    if isinstance(event, RowsEvent):
-                        changes = row_changes(item, event)
-                        if changes:
-                            pending.extend(changes)
-                            break
-                    elif type(event) is QueryEvent:
-                        changes = stream._statement(item, event)
-                        if changes:
-                            pending.extend(changes)
-                            break
-                if pending:
-                    break
-            pending.extend((await stream.next_changes())[1])
-        change = pending.popleft()
-        if not pending and stream._settling:
-            stream._handed_over()
-        return change
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 class _Connector:
