@@ -9,7 +9,9 @@ Modules, each with one job:
 - ``flavors``: what differs between MariaDB and MySQL (command lines,
   bootstrap, accounts, tools);
 - ``provision``: MariaDB 11.8 and MySQL 9.7 from Debian packages into a
-  private prefix (also ``python -m replica_client.testing.provision``);
+  private prefix (also ``python -m replica_client.testing.provision``), with
+  ``prefixes`` (recipes, the cache's location), ``apt`` (apt-get on private
+  lists) and ``binaries`` (where a server's binaries are);
 - ``process``: process lifecycle; ``certs``: TLS and key files;
   ``containers``: :class:`ContainerServer` where Docker is available;
   ``errors``: the error types (DSNs are parsed by :mod:`replica_client.dsn`,
