@@ -24,6 +24,7 @@ from ..binlog.columns import geometry_value, make_date, make_datetime, text_read
 from ..binlog.events import JSON_NULL, InvalidDatetime
 from ..changes import Change
 from ..errors import SnapshotError
+from ..schema.model import GEOMETRY_TYPES
 from .state import Key, ReadPoint
 
 __all__ = [
@@ -47,20 +48,6 @@ _TEXT: Final = frozenset(
     {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set"}
 )
 _BYTES: Final = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
-#: information_schema DATA_TYPEs of spatial columns.
-GEOMETRY_TYPES: Final = frozenset(
-    {
-        "geometry",
-        "point",
-        "linestring",
-        "polygon",
-        "multipoint",
-        "multilinestring",
-        "multipolygon",
-        "geometrycollection",
-        "geomcollection",
-    }
-)
 #: Key types whose Python order is the server's index order (chunking needs it).
 _ORDERED_KEYS: Final = _INTEGERS | frozenset(
     {"decimal", "year", "date", "datetime", "timestamp", "binary", "varbinary"}
