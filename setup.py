@@ -16,12 +16,14 @@ setup(
             sources=[
                 "replica_client/_speedups.c",
                 "replica_client/csrc/rows.c",
+                "replica_client/csrc/rowplan.c",
+                "replica_client/csrc/changes.c",
                 "replica_client/csrc/jsontext.c",
                 "replica_client/csrc/framing.c",
                 "replica_client/csrc/header.c",
                 "replica_client/csrc/maker.c",
             ],
-            depends=["replica_client/csrc/speedups.h"],
+            depends=["replica_client/csrc/speedups.h", "replica_client/csrc/rowplan.h"],
             optional=True,
         )
     ]

@@ -19,11 +19,13 @@ static inline char *put_digits(char *p, uint32_t value, int width) {
     return p + width;
 }
 
-/* rows.c: row images (binlog/rowplan.py), and the changes of a rows event (changes.py) */
+/* rows.c, rowplan.c (sharing rowplan.h): row images (binlog/rowplan.py) */
 extern PyTypeObject RowPlanType;
 int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
-PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 int add_codes(PyObject *m);
+
+/* changes.c: the changes of a rows event (changes.py) */
+PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* jsontext.c: row images as compact JSON text (spark/changelog.py) */
 int jsontext_init(void); /* the datetime C API, the quote character */
