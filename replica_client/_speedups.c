@@ -1,6 +1,7 @@
 /* The compiled accelerator, replica_client._speedups: its module definition.
- * The parts, one file per job, are in csrc/: rows.c (row images, RowPlan, and
- * the changes of a rows event), jsontext.c (row images as JSON text), framing.c
+ * The parts, one file per job, are in csrc/: rows.c (value readers and the
+ * row-image loop), rowplan.c (the RowPlan type), changes.c (the changes of a
+ * rows event), jsontext.c (row images as JSON text), framing.c
  * (packets), header.c (event headers and their CRC32), maker.c (frozen
  * dataclasses without __init__). No I/O. */
 #include "csrc/speedups.h"
