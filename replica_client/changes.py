@@ -277,11 +277,14 @@ class ChangeBuilder:
                 events.
         """
         tracker = self._transactions
-        if position is not None or not self._derive:
-            self._derive = False  # the caller places events (a file reader)
-            if not isinstance(event, RowsEvent):
-                tracker.observe(event)
-        else:
+        if not self._derive:  # the caller places row and query events (a file reader)
+            if isinstance(event, RowsEvent):
+                return self.rows(event, position, tracker.gtid)
+            tracker.observe(event)
+            if type(event) is QueryEvent:
+                return self.statement(event, position, tracker.gtid)
+            return []
+        if position is None:
             # Where it starts: its end (log_pos) less its size; where the previous
             # event ended when log_pos is 0 (MariaDB 11.4+ inside a transaction), as
             # the stream's tracker places it; the file is the last ROTATE's (no
@@ -291,6 +294,10 @@ class ChangeBuilder:
             if file and isinstance(event, RowsEvent | QueryEvent):
                 log_pos = header[4]
                 position = self._position(file, max(log_pos - header[3], 0) if log_pos else start)
+        else:
+            self._derive = False  # from here on the caller places events
+            if not isinstance(event, RowsEvent):
+                tracker.observe(event)
         if isinstance(event, RowsEvent):
             return self.rows(event, position, tracker.gtid)
         if type(event) is QueryEvent:
