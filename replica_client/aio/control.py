@@ -167,7 +167,8 @@ async def current_position(conn: Any) -> tuple[FilePos | None, Gtid | MysqlGtidS
     MySQL primary without GTIDs.
     """
     end = await drive_async(asked.current_end(exact=True), conn)
-    return end.position, end.gtid if (end.gtid or isinstance(end.gtid, Gtid)) else None
+    no_gtids = isinstance(end.gtid, MysqlGtidSet) and not end.gtid
+    return end.position, None if no_gtids else end.gtid
 
 
 async def primary_state(conn: Any) -> PrimaryState:

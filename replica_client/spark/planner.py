@@ -105,12 +105,18 @@ def _ask(opts: SourceOptions, procedure: Procedure[T]) -> T:
     return run(replica_config(opts), procedure)
 
 
-def primary_end(opts: SourceOptions) -> FilePos:
-    """The end of the primary's binlog now (its file position)."""
-    end = _ask(opts, current_end())
+def _end(opts: SourceOptions, *, exact: bool = False) -> tuple[FilePos, str]:
+    """The primary's binlog end now: its file position and GTID state (``exact``: the
+    state at that position)."""
+    end = _ask(opts, current_end(exact=exact))
     if end.position is None:
         raise ConfigError(f"the server at {opts.address}: {NO_BINLOG}")
-    return end.position
+    return end.position, str(end.gtid)
+
+
+def primary_end(opts: SourceOptions) -> FilePos:
+    """The end of the primary's binlog now (its file position)."""
+    return _end(opts)[0]
 
 
 def resolve_start(opts: SourceOptions) -> Offset:
@@ -125,10 +131,8 @@ def resolve_start(opts: SourceOptions) -> Offset:
         if not files:
             raise ConfigError(f"the server at {opts.address} has no binary logs")
         return Offset(files[0][0], 4, "", opts.address)
-    end = _ask(opts, current_end(exact=True))  # the GTID state at the position
-    if end.position is None:
-        raise ConfigError(f"the server at {opts.address}: {NO_BINLOG}")
-    return Offset(end.position.file, end.position.pos, str(end.gtid), opts.address)
+    position, gtid = _end(opts, exact=True)
+    return Offset(position.file, position.pos, gtid, opts.address)
 
 
 def _history(schema: object) -> SchemaHistory | None:
