@@ -6,8 +6,8 @@ Modules, each with one job:
   it writes its binary log;
 - ``server``: :class:`DatabaseServer` (alias :class:`MariaDBServer`) and
   :class:`ExternalServer`, one private server process or an existing primary;
-- ``flavors``: what differs between MariaDB and MySQL (command lines,
-  bootstrap, accounts, tools);
+- ``server_kinds``: how each kind of server (MariaDB, MySQL) is run
+  (``ServerKind``): command lines, bootstrap, accounts, tools;
 - ``provision``: MariaDB 11.8 and MySQL 9.7 from Debian packages into a
   private prefix (also ``python -m replica_client.testing.provision``), with
   ``prefixes`` (recipes, the cache's location), ``apt`` (apt-get on private

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..dsn import format_dsn
 from .errors import ServerStartError, ServerStateError
-from .flavors import flavor_of
 from .server import ExternalServer
+from .server_kinds import kind_of
 from .variant import ServerVariant
 
 __all__ = ["IMAGES", "ContainerServer"]
@@ -49,7 +49,7 @@ class ContainerServer(ExternalServer):
         from testcontainers.core.container import DockerContainer
 
         env = "MYSQL" if self.flavor == "mysql" else "MARIADB"
-        args = flavor_of(self.variant.flavor).binlog_args(self.variant)
+        args = kind_of(self.variant.flavor).binlog_args(self.variant)
         container = (
             DockerContainer(self.image)
             .with_env(f"{env}_ROOT_PASSWORD", self.password)

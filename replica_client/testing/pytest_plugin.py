@@ -61,8 +61,8 @@ import pytest_asyncio
 from . import provision
 from .containers import ContainerServer
 from .errors import ServerStartError, ServerStateError
-from .flavors import find_mariadbd
 from .server import DatabaseServer, ExternalServer
+from .server_kinds import find_mariadbd
 from .variant import ServerVariant
 
 if TYPE_CHECKING:

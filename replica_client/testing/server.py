@@ -20,7 +20,7 @@ Contract:
   and ``client_tool()`` (argv prefixes of ``mariadb-binlog``/``mysqlbinlog`` and
   ``mariadb``/``mysql`` of the same install, ``--no-defaults`` first) and
   ``binlog_position()`` hide the flavour differences; the differences
-  themselves live in :mod:`~replica_client.testing.flavors`.
+  themselves live in :mod:`~replica_client.testing.server_kinds`.
 - :meth:`DatabaseServer.sql` is a synchronous control channel (PyMySQL,
   autocommit) for setting up data and checking state; it is not the code under
   test.
@@ -52,11 +52,11 @@ from typing import Any
 import pymysql
 
 from ..dsn import format_dsn, parse_dsn
-from . import flavors
+from . import server_kinds
 from .certs import write_key_file, write_tls_files
 from .errors import PortInUseError, ServerStartError, ServerStateError
-from .flavors import PASSWORD_FILE, find_mariadb_install_db, find_mariadbd
 from .process import ServerProcess, free_port, owned_temp_dir
+from .server_kinds import PASSWORD_FILE, find_mariadb_install_db, find_mariadbd
 from .variant import ServerVariant
 
 __all__ = [
@@ -73,7 +73,7 @@ __all__ = [
 
 _IDENT = re.compile(r"[A-Za-z0-9_.\-]{1,80}")
 _GRANTS = re.compile(r"[A-Za-z ,_]+")
-_SERVER_PREFIX = flavors.TEMP_PREFIXES[1]
+_SERVER_PREFIX = server_kinds.TEMP_PREFIXES[1]
 
 
 # -- live servers, stopped at exit --------------------------------------------------------
@@ -88,7 +88,7 @@ def _stop_everything() -> None:
     for server in servers:
         with contextlib.suppress(Exception):
             server.close()
-    flavors.remove_templates()
+    server_kinds.remove_templates()
 
 
 def _forget_inherited() -> None:
@@ -97,7 +97,7 @@ def _forget_inherited() -> None:
     global _LIVE_LOCK
     _LIVE_LOCK = threading.Lock()
     _LIVE.clear()
-    flavors.forget_templates()
+    server_kinds.forget_templates()
 
 
 atexit.register(_stop_everything)
@@ -121,21 +121,21 @@ class DatabaseServer:
         startup_timeout: float = 60.0,
     ) -> None:
         self.variant = variant if variant is not None else ServerVariant()
-        self._flavor = flavors.flavor_of(self.variant.flavor)
+        self._kind = server_kinds.kind_of(self.variant.flavor)
         if mariadbd is not None and self.variant.provisioned:
             raise ValueError(f"mariadbd= names the machine's install, not {self.variant.label}")
         self._requested_base_dir = Path(base_dir).resolve() if base_dir is not None else None
         self._base_dir: Path | None = self._requested_base_dir
         self._owns_base_dir = False
         self._mariadbd = mariadbd
-        self._install: flavors.Install | None = None
+        self._install: server_kinds.Install | None = None
         self.startup_timeout = startup_timeout
         self._port: int | None = None
         self._password: str | None = None
         self._version: str | None = None
         self._socket: str | None = None
         self._socket_dir: Path | None = None
-        self._process = ServerProcess(self._flavor.daemon)
+        self._process = ServerProcess(self._kind.daemon)
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._lock = threading.RLock()
         #: Seconds the last ``start()`` took, including datadir preparation.
@@ -162,10 +162,10 @@ class DatabaseServer:
         return self._version
 
     @property
-    def install(self) -> flavors.Install:
+    def install(self) -> server_kinds.Install:
         """The binaries this server runs (provisioned on first use for a versioned variant)."""
         if self._install is None:
-            self._install = flavors.resolve_install(self.variant, self._mariadbd)
+            self._install = server_kinds.resolve_install(self.variant, self._mariadbd)
         return self._install
 
     @property
@@ -199,16 +199,16 @@ class DatabaseServer:
     def socket(self) -> str:
         """Unix socket path (kept short: sockets paths are limited to ~107 bytes)."""
         if self._socket is None:
-            candidate = self.base_dir / f"{self._flavor.daemon}.sock"
+            candidate = self.base_dir / f"{self._kind.daemon}.sock"
             if len(str(candidate)) > 100:
                 self._socket_dir = Path(tempfile.mkdtemp(prefix="rc-sock-"))
-                candidate = self._socket_dir / f"{self._flavor.daemon}.sock"
+                candidate = self._socket_dir / f"{self._kind.daemon}.sock"
             self._socket = str(candidate)
         return self._socket
 
     @property
     def pid_file(self) -> Path:
-        return self.base_dir / f"{self._flavor.daemon}.pid"
+        return self.base_dir / f"{self._kind.daemon}.pid"
 
     @property
     def error_log(self) -> Path:
@@ -216,7 +216,7 @@ class DatabaseServer:
 
     @property
     def tmpdir(self) -> Path:
-        """The server's own temporary directory (``flavors.Layout.tmpdir``)."""
+        """The server's own temporary directory (``server_kinds.Layout.tmpdir``)."""
         return self.base_dir / "tmp"
 
     @property
@@ -252,17 +252,17 @@ class DatabaseServer:
 
     def binlog_tool(self) -> list[str]:
         """argv prefix of ``mariadb-binlog``/``mysqlbinlog`` of this install (``--no-defaults``)."""
-        return self._flavor.binlog_tool(self.install)
+        return self._kind.binlog_tool(self.install)
 
     def client_tool(self) -> list[str]:
         """argv prefix of the ``mariadb``/``mysql`` client of this install (``--no-defaults``)."""
-        return self._flavor.client_tool(self.install)
+        return self._kind.client_tool(self.install)
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def command(self, port: int) -> list[str]:
         """The full server command line for ``port``."""
-        layout = flavors.Layout(
+        layout = server_kinds.Layout(
             datadir=self.datadir,
             socket=self.socket,
             port=port,
@@ -274,7 +274,7 @@ class DatabaseServer:
             server_cert=self.server_cert,
             server_key=self.server_key,
         )
-        return self._flavor.server_command(self.install, self.variant, layout)
+        return self._kind.server_command(self.install, self.variant, layout)
 
     def start(self) -> None:
         """Initialize the datadir if needed and start; block until it accepts connections."""
@@ -374,7 +374,7 @@ class DatabaseServer:
 
     def binlog_position(self) -> tuple[str, int]:
         """The end of the binary log now: (file name, position)."""
-        rows = self.sql(self._flavor.position_statement)
+        rows = self.sql(self._kind.position_statement)
         if not rows:
             raise ServerStateError(f"{self!r} has no binary log (log_bin is OFF)")
         return str(rows[0][0]), int(rows[0][1])
@@ -395,16 +395,16 @@ class DatabaseServer:
         needs: ``REPLICATION SLAVE, REPLICATION CLIENT, SELECT`` plus ``BINLOG
         MONITOR`` on MariaDB.
         """
-        plugin = plugin if plugin is not None else self._flavor.default_plugin
-        grants = grants if grants is not None else self._flavor.default_grants
+        plugin = plugin if plugin is not None else self._kind.default_plugin
+        grants = grants if grants is not None else self._kind.default_grants
         if not _IDENT.fullmatch(name):
             raise ValueError(f"user name must match {_IDENT.pattern}, got {name!r}")
         if grants and not _GRANTS.fullmatch(grants):
             raise ValueError(f"grants must be a privilege list, got {grants!r}")
-        self._flavor.ensure_auth_plugin(self.sql, plugin)
+        self._kind.ensure_auth_plugin(self.sql, plugin)
         for host in ("%", "localhost"):
             account = f"'{name}'@'{host}'"
-            for statement in self._flavor.create_user_statements(account, plugin):
+            for statement in self._kind.create_user_statements(account, plugin):
                 # '%' in the host must be doubled where PyMySQL interpolates arguments.
                 if "%s" in statement:
                     self.sql(statement.replace("'%'", "'%%'"), (password,))
@@ -423,8 +423,8 @@ class DatabaseServer:
         base.mkdir(parents=True, exist_ok=True)
         self.tmpdir.mkdir(exist_ok=True)
         if not (self.datadir / "mysql").is_dir():
-            template = flavors.datadir_template(
-                self._flavor, self.install, flavors.innodb_args(self.variant.extra_args)
+            template = server_kinds.datadir_template(
+                self._kind, self.install, server_kinds.innodb_args(self.variant.extra_args)
             )
             if self.datadir.exists():
                 shutil.rmtree(self.datadir)
@@ -451,7 +451,7 @@ class DatabaseServer:
     def _launch(self, port: int) -> None:
         cmd = self.command(port)
         log_offset = self.error_log.stat().st_size if self.error_log.exists() else 0
-        console = self.base_dir / f"{self._flavor.daemon}.out"
+        console = self.base_dir / f"{self._kind.daemon}.out"
         self._process.launch(cmd, console)
         self._process.wait_ready(
             self._probe,
@@ -470,7 +470,7 @@ class DatabaseServer:
         except pymysql.err.OperationalError as exc:
             if exc.args and exc.args[0] == 1045:
                 raise ServerStartError(
-                    f"{self._flavor.daemon} refuses the stored root password "
+                    f"{self._kind.daemon} refuses the stored root password "
                     f"({self.base_dir / PASSWORD_FILE}): {exc}"
                 ) from exc
             return False

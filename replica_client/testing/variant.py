@@ -46,10 +46,10 @@ from typing import Any
 
 from .provision import RECIPES
 
-__all__ = ["FLAVORS", "SERVER_DEFAULTS", "ServerVariant"]
+__all__ = ["SERVER_DEFAULTS", "SERVER_VERSIONS", "ServerVariant"]
 
 #: Flavour -> the versions a variant may name (``None``: the machine's own install).
-FLAVORS: dict[str, tuple[str | None, ...]] = {
+SERVER_VERSIONS: dict[str, tuple[str | None, ...]] = {
     "mariadb": (None, *(v for f, v in RECIPES if f == "mariadb")),
     "mysql": tuple(v for f, v in RECIPES if f == "mysql"),
 }
@@ -84,15 +84,16 @@ class ServerVariant:
 
     def __post_init__(self) -> None:
         flavor = str(self.flavor).lower()
-        if flavor not in FLAVORS:
+        if flavor not in SERVER_VERSIONS:
             raise ValueError(
-                f"ServerVariant.flavor must be one of {tuple(FLAVORS)}, got {flavor!r}"
+                f"ServerVariant.flavor must be one of {tuple(SERVER_VERSIONS)}, got {flavor!r}"
             )
         object.__setattr__(self, "flavor", flavor)
         version = _DEFAULT_VERSION[flavor] if self.version is None else str(self.version)
-        if version not in FLAVORS[flavor]:
+        if version not in SERVER_VERSIONS[flavor]:
             choices = ", ".join(
-                "None (the machine's install)" if v is None else repr(v) for v in FLAVORS[flavor]
+                "None (the machine's install)" if v is None else repr(v)
+                for v in SERVER_VERSIONS[flavor]
             )
             raise ValueError(
                 f"ServerVariant.version for {flavor} must be one of {choices}, got {version!r}"

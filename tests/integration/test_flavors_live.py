@@ -36,15 +36,15 @@ from tests.integration._stream_support import config_for, repl_user
 
 __all__: list[str] = []
 
-FLAVORS = (
+SERVERS = (
     ServerVariant(),
     ServerVariant(flavor="mariadb", version="11.8"),
     ServerVariant(flavor="mysql", version="9.7"),
 )
-_IDS = [v.label for v in FLAVORS]
+_IDS = [v.label for v in SERVERS]
 
 
-@pytest.fixture(params=FLAVORS, ids=_IDS)
+@pytest.fixture(params=SERVERS, ids=_IDS)
 def server(
     request: pytest.FixtureRequest, mariadb_primary_factory: PrimaryFactory
 ) -> Iterator[MariaDBServer]:
@@ -53,7 +53,7 @@ def server(
 
 @pytest.fixture
 def mysql_server(mariadb_primary_factory: PrimaryFactory) -> Iterator[MariaDBServer]:
-    yield _prepared(mariadb_primary_factory(FLAVORS[2]))
+    yield _prepared(mariadb_primary_factory(SERVERS[2]))
 
 
 def _prepared(srv: MariaDBServer) -> MariaDBServer:

@@ -32,7 +32,7 @@ __all__: list[str] = []
 pytestmark = pytest.mark.integration
 
 #: Flavour id -> (variant, the version it must report).
-FLAVORS = {
+SERVERS = {
     "mariadb-10.11": (ServerVariant(), "10.11."),
     "mariadb-11.8": (ServerVariant(flavor="mariadb", version="11.8"), "11.8."),
     "mysql-9.7": (ServerVariant(flavor="mysql", version="9.7"), "9.7."),
@@ -45,14 +45,14 @@ PLUGINS = {
 }
 
 
-@pytest.fixture(params=list(FLAVORS))
+@pytest.fixture(params=list(SERVERS))
 def flavor_id(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
 def server(flavor_id: str, mariadb_primary_factory: PrimaryFactory) -> DatabaseServer:
-    return mariadb_primary_factory(FLAVORS[flavor_id][0])
+    return mariadb_primary_factory(SERVERS[flavor_id][0])
 
 
 def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -64,7 +64,7 @@ def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_starts_with_the_flavors_binlog_settings(server: DatabaseServer, flavor_id: str) -> None:
-    variant, version = FLAVORS[flavor_id]
+    variant, version = SERVERS[flavor_id]
     assert server.flavor == variant.flavor
     assert server.version.startswith(version), server.version
     assert ("MariaDB" in server.version) == (server.flavor == "mariadb")
@@ -125,12 +125,12 @@ def test_binlog_is_listed_and_decoded_by_the_same_install(
     assert tool[binary + 1] == "--no-defaults"
     version = run([*tool, "--version"])
     assert version.returncode == 0, version.stderr
-    if FLAVORS[flavor_id][0].provisioned:
+    if SERVERS[flavor_id][0].provisioned:
         # the prefix's own tool, through the prefix's own loader
         assert server.install.prefix is not None
         assert tool[0] == str(server.install.prefix.loader)
         assert tool[binary].startswith(str(server.install.prefix.root))
-        assert FLAVORS[flavor_id][1] in version.stdout, version.stdout
+        assert SERVERS[flavor_id][1] in version.stdout, version.stdout
 
     decoded = run([*tool, "--verbose", "--base64-output=DECODE-ROWS", *map(str, files)])
     assert decoded.returncode == 0, decoded.stderr
@@ -209,7 +209,7 @@ def test_auth_plugins_that_a_flavor_lacks_fail_clearly(server: DatabaseServer) -
 def test_restart_keeps_data_and_port_and_kill_leaves_no_process(
     flavor_id: str, tmp_path: Path
 ) -> None:
-    with DatabaseServer(FLAVORS[flavor_id][0], base_dir=tmp_path / "srv") as server:
+    with DatabaseServer(SERVERS[flavor_id][0], base_dir=tmp_path / "srv") as server:
         assert server.datadir == tmp_path / "srv" / "data"
         port, first_pid = server.port, server.pid
         assert first_pid is not None
@@ -241,7 +241,7 @@ def test_restart_keeps_data_and_port_and_kill_leaves_no_process(
 
 
 def test_start_failure_names_the_flag_and_carries_the_log(flavor_id: str, tmp_path: Path) -> None:
-    variant = dataclasses.replace(FLAVORS[flavor_id][0], extra_args=("--no-such-option-xyz",))
+    variant = dataclasses.replace(SERVERS[flavor_id][0], extra_args=("--no-such-option-xyz",))
     server = DatabaseServer(variant, base_dir=tmp_path)
     with pytest.raises(ServerStartError) as info:
         server.start()
@@ -254,7 +254,7 @@ def test_start_failure_names_the_flag_and_carries_the_log(flavor_id: str, tmp_pa
 def test_variant_options_and_tls_reach_every_flavor(
     flavor_id: str, mariadb_primary_factory: PrimaryFactory
 ) -> None:
-    base = FLAVORS[flavor_id][0]
+    base = SERVERS[flavor_id][0]
     variant = dataclasses.replace(
         base,
         row_image="MINIMAL",

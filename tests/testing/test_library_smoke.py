@@ -28,7 +28,7 @@ from replica_client.testing.server import DatabaseServer, ServerVariant
 
 __all__: list[str] = []
 
-FLAVORS = {
+SERVERS = {
     "mariadb-10.11": ServerVariant(),
     "mariadb-11.8": ServerVariant(flavor="mariadb", version="11.8"),
     "mysql-9.7": ServerVariant(flavor="mysql", version="9.7"),
@@ -37,11 +37,11 @@ PASSWORD = "smoke-Pw-17"
 _server_ids = itertools.count(41000)
 
 
-@pytest.fixture(params=list(FLAVORS))
+@pytest.fixture(params=list(SERVERS))
 def primary(
     request: pytest.FixtureRequest, mariadb_primary_factory: PrimaryFactory
 ) -> DatabaseServer:
-    server = mariadb_primary_factory(FLAVORS[str(request.param)])
+    server = mariadb_primary_factory(SERVERS[str(request.param)])
     server.create_user("smoke_repl", PASSWORD)
     server.sql("CREATE TABLE IF NOT EXISTS test.smoke (id INT PRIMARY KEY, v VARCHAR(40))")
     return server
@@ -88,7 +88,7 @@ async def test_streams_a_row_written_after_now(primary: DatabaseServer) -> None:
 async def test_a_parsec_user_streams_from_mariadb_11_8(
     mariadb_primary_factory: PrimaryFactory,
 ) -> None:
-    server = mariadb_primary_factory(FLAVORS["mariadb-11.8"])
+    server = mariadb_primary_factory(SERVERS["mariadb-11.8"])
     server.create_user("smoke_parsec", PASSWORD, plugin="parsec")
     server.sql("CREATE TABLE IF NOT EXISTS test.smoke (id INT PRIMARY KEY, v VARCHAR(40))")
     start = rc.FilePos(*server.binlog_position())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replica_client.testing import flavors, provision
+from replica_client.testing import provision, server_kinds
 from replica_client.testing.server import ServerVariant
 
 __all__: list[str] = []
@@ -118,8 +118,8 @@ def test_server_defaults_refuses_the_settings_it_makes() -> None:
         ServerVariant.server_defaults("mysql", compress=True)
 
 
-def layout(tmp_path: Path, tls: bool = False, keys: bool = False) -> flavors.Layout:
-    return flavors.Layout(
+def layout(tmp_path: Path, tls: bool = False, keys: bool = False) -> server_kinds.Layout:
+    return server_kinds.Layout(
         datadir=tmp_path / "data",
         socket=str(tmp_path / "s.sock"),
         port=3399,
@@ -141,8 +141,8 @@ def test_mysql_command_line_uses_mysql_spellings(tmp_path: Path) -> None:
         transaction_compression=True,
         extra_args=("--max-connections=9",),
     )
-    install = flavors.Install("mysql", Path("/opt/mysqld"))
-    cmd = flavors.MYSQL.server_command(install, variant, layout(tmp_path, tls=True))
+    install = server_kinds.Install("mysql", Path("/opt/mysqld"))
+    cmd = server_kinds.MYSQL.server_command(install, variant, layout(tmp_path, tls=True))
     assert cmd[:2] == ["/opt/mysqld", "--no-defaults"]
     for flag in (
         "--gtid-mode=ON",
@@ -213,7 +213,7 @@ def format_flags(cmd: list[str]) -> list[str]:
 def test_format_and_metadata_flags_only_where_they_differ_from_the_servers(
     variant: ServerVariant, expected: list[str]
 ) -> None:
-    args = flavors.flavor_of(variant.flavor).binlog_args(variant)
+    args = server_kinds.kind_of(variant.flavor).binlog_args(variant)
     assert format_flags(args) == expected
     # what the harness needs, whatever the variant
     assert args[:2] == ["--log-bin=mysql-bin", "--server-id=1"]
@@ -231,9 +231,9 @@ def test_prefix_command_lines_run_through_the_prefixs_loader(tmp_path: Path) -> 
         provision.machine("x86_64"),
         {},
     )
-    install = flavors.Install("mariadb", prefix.path("usr/sbin/mariadbd"), prefix)
+    install = server_kinds.Install("mariadb", prefix.path("usr/sbin/mariadbd"), prefix)
     variant = ServerVariant(version="11.8", encrypt=True)
-    cmd = flavors.MARIADB.server_command(install, variant, layout(tmp_path, keys=True))
+    cmd = server_kinds.MARIADB.server_command(install, variant, layout(tmp_path, keys=True))
     libdir = tmp_path / "px" / "usr" / "lib" / "x86_64-linux-gnu"
     assert cmd[:5] == [
         str(libdir / "ld-linux-x86-64.so.2"),
@@ -245,7 +245,7 @@ def test_prefix_command_lines_run_through_the_prefixs_loader(tmp_path: Path) -> 
     assert f"--plugin-dir={tmp_path / 'px' / 'usr' / 'lib' / 'mysql' / 'plugin'}" in cmd
     assert f"--lc-messages-dir={tmp_path / 'px' / 'usr' / 'share' / 'mariadb'}" in cmd
     assert "--plugin-load-add=file_key_management" in cmd
-    tool = flavors.MARIADB.binlog_tool(install)
+    tool = server_kinds.MARIADB.binlog_tool(install)
     assert tool[3:5] == [str(tmp_path / "px" / "usr" / "bin" / "mariadb-binlog"), "--no-defaults"]
 
 

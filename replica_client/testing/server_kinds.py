@@ -1,4 +1,4 @@
-"""What differs between server flavours, in one place: binaries, command lines, bootstrap, accounts.
+"""How the harness runs each kind of server (MariaDB, MySQL): binaries, flags, bootstrap, accounts.
 
 Contract:
 
@@ -8,10 +8,11 @@ Contract:
   once per process). An :class:`Install` runs each binary through the prefix's
   own dynamic loader where there is one. Both live in
   :mod:`~replica_client.testing.binaries` and are re-exported here.
-- :class:`Flavor` (:data:`MARIADB`, :data:`MYSQL`; :func:`flavor_of`) knows the
-  flavour's flags (:meth:`Flavor.server_command`, with ``--no-defaults``
-  first), how to initialize a datadir with a root password and a ``test``
-  database (:meth:`Flavor.initialize`), the SQL that creates a replication
+- :class:`ServerKind` (:data:`MARIADB`, :data:`MYSQL`; :func:`kind_of` finds
+  the kind of a variant's ``flavor``) knows the server's flags
+  (:meth:`ServerKind.server_command`, with ``--no-defaults`` first), how to
+  initialize a datadir with a root password and a ``test`` database
+  (:meth:`ServerKind.initialize`), the SQL that creates a replication
   user with an authentication plugin, the default grants, the statement that
   reports the binlog position, and the command-line tools of the same install.
 - :func:`datadir_template` initializes one pristine datadir per (flavour,
@@ -49,15 +50,15 @@ __all__ = [
     "MYSQL",
     "PASSWORD_FILE",
     "TEMP_PREFIXES",
-    "Flavor",
     "Install",
     "Layout",
+    "ServerKind",
     "datadir_template",
     "find_mariadb_install_db",
     "find_mariadbd",
-    "flavor_of",
     "forget_templates",
     "innodb_args",
+    "kind_of",
     "remove_templates",
     "resolve_install",
 ]
@@ -107,13 +108,13 @@ def _as_root() -> list[str]:
     return ["--user=root"] if os.geteuid() == 0 else []
 
 
-# -- the flavours ---------------------------------------------------------------------------------
+# -- the server kinds -----------------------------------------------------------------------------
 
 SqlRunner = Callable[[str, tuple[Any, ...] | None], list[tuple[Any, ...]]]
 
 
-class Flavor(ABC):
-    """The flags, bootstrap, accounts and tools of one server flavour."""
+class ServerKind(ABC):
+    """How the harness runs one server product: its flags, bootstrap, accounts and tools."""
 
     #: ``mariadb`` or ``mysql``.
     name: str = ""
@@ -127,13 +128,13 @@ class Flavor(ABC):
     client_tool_names: tuple[str, ...] = ()
     #: Relative to a prefix: messages, plugins, charsets.
     _share: str = ""
-    #: InnoDB flags every server and template of the flavour gets.
+    #: InnoDB flags every server and template of the kind gets.
     base_innodb: tuple[str, ...] = ()
     #: Flags that trade durability against a machine crash for speed (a killed server is safe).
     fast_io: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        return f"<Flavor {self.name}>"
+        return f"<ServerKind {self.name}>"
 
     # -- command lines -----------------------------------------------------------------------
 
@@ -248,7 +249,7 @@ class Flavor(ABC):
             raise ValueError(f"plugin must match {_PLUGIN.pattern}, got {plugin!r}")
 
 
-class MariaDB(Flavor):
+class MariaDB(ServerKind):
     name = "mariadb"
     daemon = "mariadbd"
     default_plugin = "mysql_native_password"
@@ -370,7 +371,7 @@ class MariaDB(Flavor):
         _install_plugin(sql, plugin, f"INSTALL SONAME 'auth_{plugin}'")
 
 
-class MySQL(Flavor):
+class MySQL(ServerKind):
     name = "mysql"
     daemon = "mysqld"
     default_plugin = "caching_sha2_password"
@@ -493,18 +494,18 @@ def _root_setup_mysql(password: str) -> str:
 
 MARIADB = MariaDB()
 MYSQL = MySQL()
-_FLAVORS = {flavor.name: flavor for flavor in (MARIADB, MYSQL)}
+_KINDS = {kind.name: kind for kind in (MARIADB, MYSQL)}
 
 
-def flavor_of(name: str) -> Flavor:
-    """The :class:`Flavor` named ``name`` (``mariadb`` or ``mysql``)."""
+def kind_of(flavor: str) -> ServerKind:
+    """The :class:`ServerKind` of a variant's ``flavor`` (``mariadb`` or ``mysql``)."""
     try:
-        return _FLAVORS[name]
+        return _KINDS[flavor]
     except KeyError:
-        raise ValueError(f"unknown server flavor {name!r}; known: {tuple(_FLAVORS)}") from None
+        raise ValueError(f"unknown server flavor {flavor!r}; known: {tuple(_KINDS)}") from None
 
 
-# -- pristine datadir templates, one per (flavour, binary, InnoDB flags) per process -----------
+# -- pristine datadir templates, one per (kind, binary, InnoDB flags) per process --------------
 
 _TEMPLATE_LOCK = threading.Lock()
 _TEMPLATES: dict[tuple[str, str, tuple[str, ...]], Path] = {}
@@ -516,10 +517,10 @@ def innodb_args(extra_args: Sequence[str]) -> tuple[str, ...]:
     return tuple(a for a in extra_args if a.startswith(("--innodb", "--loose-innodb")))
 
 
-def datadir_template(flavor: Flavor, install: Install, innodb: tuple[str, ...]) -> Path:
+def datadir_template(kind: ServerKind, install: Install, innodb: tuple[str, ...]) -> Path:
     """An initialized, never started datadir (``<dir>/data``) plus its root password file."""
     global _swept
-    key = (flavor.name, str(install.server), innodb)
+    key = (kind.name, str(install.server), innodb)
     with _TEMPLATE_LOCK:
         cached = _TEMPLATES.get(key)
         if cached is not None and (cached / "data").is_dir():
@@ -531,7 +532,7 @@ def datadir_template(flavor: Flavor, install: Install, innodb: tuple[str, ...]) 
         password = secrets.token_urlsafe(18)
         (root / PASSWORD_FILE).write_text(password)
         try:
-            flavor.initialize(install, root / "data", password, innodb)
+            kind.initialize(install, root / "data", password, innodb)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
