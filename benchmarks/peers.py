@@ -314,9 +314,9 @@ def main(argv: list[str] | None = None) -> int:
             print("skipping mariadb_binlog: not installed", file=sys.stderr)
             decoders.remove(name)
 
-    from replica_client.binlog import rowplan
+    from replica_client.binlog import row_plans
 
-    accelerated = rowplan.ACCELERATED
+    accelerated = row_plans.ACCELERATED
 
     srv = MariaDBServer(ServerVariant(extra_args=("--rpl-semi-sync-master-enabled=OFF",)))
     srv.start()

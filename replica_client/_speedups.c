@@ -34,7 +34,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "replica_client._speedups",
-    "Optional compiled accelerator for row images (see binlog/rowplan.py) and packet "
+    "Optional compiled accelerator for row images (see binlog/row_plans.py) and packet "
     "framing (wire/framing.py).", -1, module_methods, NULL,
     NULL, NULL, NULL,
 };

@@ -343,7 +343,7 @@ def test_no_module_imports_another_modules_private_name() -> None:
 BAD_SOURCES = [
     ("replica_client.binlog.decoder", "import asyncio\n", "asyncio"),
     ("replica_client.binlog.decoder", "import socket as s\n", "socket"),
-    ("replica_client.binlog.rows", "from ssl import SSLContext\n", "ssl"),
+    ("replica_client.binlog.row_decoders", "from ssl import SSLContext\n", "ssl"),
     ("replica_client.wire.framing", "from threading import Lock\n", "threading"),
     ("replica_client.wire.framing", "def f():\n    import mmap\n", "mmap"),
     ("replica_client.session", "import selectors\n", "selectors"),
@@ -364,7 +364,7 @@ BAD_SOURCES = [
     ),
     ("replica_client.binlog.decoder", "from ..wire import packets\n", "replica_client.wire"),
     (
-        "replica_client.binlog.rows_events",
+        "replica_client.binlog.table_bindings",
         "from ..wire.constants import X\n",
         "replica_client.wire",
     ),
@@ -396,12 +396,20 @@ BAD_SOURCES = [
     ("replica_client.codec", "from .wire import packets\n", "replica_client.wire"),
     ("replica_client.errors", "from .wire.constants import Command\n", "replica_client.wire"),
     ("replica_client.binlog.decoder", "from .. import session\n", "replica_client.session"),
-    ("replica_client.binlog.rows", "from replica_client.aio import stream\n", "replica_client.aio"),
-    ("replica_client.binlog.rows", "import replica_client.files\n", "replica_client.files"),
-    ("replica_client.binlog.rows", "from ..spark import source\n", "replica_client.spark"),
-    ("replica_client.binlog.rows", "from replica_client import cli\n", "replica_client.cli"),
     (
-        "replica_client.binlog.rows",
+        "replica_client.binlog.row_decoders",
+        "from replica_client.aio import stream\n",
+        "replica_client.aio",
+    ),
+    ("replica_client.binlog.row_decoders", "import replica_client.files\n", "replica_client.files"),
+    ("replica_client.binlog.row_decoders", "from ..spark import source\n", "replica_client.spark"),
+    (
+        "replica_client.binlog.row_decoders",
+        "from replica_client import cli\n",
+        "replica_client.cli",
+    ),
+    (
+        "replica_client.binlog.row_decoders",
         "from ..testing.server import MariaDBServer\n",
         "replica_client.testing",
     ),
@@ -443,13 +451,17 @@ def test_checker_allows_legal_imports(module: str, source: str) -> None:
 
 
 def test_relative_imports_resolve_against_the_package() -> None:
-    found = {i.module for i in imports_of("from ..wire import x\n", "replica_client.binlog.rows")}
+    found = {
+        i.module for i in imports_of("from ..wire import x\n", "replica_client.binlog.row_decoders")
+    }
     assert found == {"replica_client.wire", "replica_client.wire.x"}
     found = {
         i.module
-        for i in imports_of("from .rows import y\n", "replica_client.binlog", is_package=True)
+        for i in imports_of(
+            "from .row_decoders import y\n", "replica_client.binlog", is_package=True
+        )
     }
-    assert found == {"replica_client.binlog.rows", "replica_client.binlog.rows.y"}
+    assert found == {"replica_client.binlog.row_decoders", "replica_client.binlog.row_decoders.y"}
     assert module_name(PACKAGE_DIR / "binlog" / "__init__.py") == "replica_client.binlog"
 
 

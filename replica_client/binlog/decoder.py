@@ -5,7 +5,7 @@ body, checksum trailer) and returns a typed event. Between events it keeps
 what a binlog is read with: the current format (:class:`~.format.BinlogFormat`:
 what the FORMAT_DESCRIPTION_EVENT said, or a v1/v3 log's rules), the
 decryption of an encrypted file, and the TABLE_MAPs of the running statement
-(:class:`~.rows_events.TableMaps`). The network session and the file reader
+(:class:`~.table_bindings.TableMaps`). The network session and the file reader
 both feed it; it never asks a server for anything.
 
 :data:`DECODERS` maps every event type the decoder knows to the decoder of
@@ -84,7 +84,7 @@ from .legacy import (
     legacy_format,
     legacy_post_header_lengths,
 )
-from .rows_events import TableDefinitions, TableMaps
+from .table_bindings import TableDefinitions, TableMaps
 
 __all__ = [
     "DECODERS",

@@ -5,7 +5,7 @@ its body; ``EventDecoder.decode()`` looks the type up there and nowhere else.
 Most entries are stateless functions of the format, in the modules of their
 kind of event (:mod:`.query_events`, :mod:`.gtid_events`,
 :mod:`.control_events`, :mod:`.legacy`). The others say what state they need:
-:class:`OnTables` (TABLE_MAP and rows events, :mod:`.rows_events`) and
+:class:`OnTables` (TABLE_MAP and rows events, :mod:`.table_bindings`) and
 :class:`OnDecoder` (FORMAT_DESCRIPTION, which changes the format; ROTATE,
 which ends the table maps; START_ENCRYPTION; MySQL's TRANSACTION_PAYLOAD,
 whose inner events go through the same table; MariaDB's compressed events,
@@ -100,7 +100,7 @@ from .query_events import (
     decode_rand,
     decode_user_var,
 )
-from .rows_events import (
+from .table_bindings import (
     ROWS_EVENT_TYPES,
     TableMaps,
     decode_rows,

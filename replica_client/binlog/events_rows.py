@@ -1,6 +1,6 @@
 """Typed TABLE_MAP and rows events: the table definition and the row changes. No I/O.
 
-Frozen, slotted dataclasses, decoded by :mod:`.rows_events`: a
+Frozen, slotted dataclasses, decoded by :mod:`.table_bindings`: a
 :class:`TableMapEvent` with one :class:`ColumnInfo` per column, and the
 WRITE/UPDATE/DELETE rows events whose row values are plain tuples in column
 order (column names live once on the :class:`TableMapEvent`). Re-exported by

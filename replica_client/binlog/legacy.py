@@ -22,7 +22,7 @@ Pre-GA trees of MySQL 5.1/5.2 (server versions ``5.1.[1-5]-a_drop5*``,
 (``Format_description_log_event``: ``event_type_permutation``); their TABLE_MAP
 carries no column metadata and no null bitmap, and their rows events
 (PRE_GA_*_ROWS, ``log_event_old.cc``) hold raw record images (decoded in
-:mod:`.rows_events`).
+:mod:`.table_bindings`).
 
 Here: the formats of v1/v3 logs (:func:`legacy_format`), the pre-GA
 renumbering, and the body decoders of the events only old servers write,

@@ -50,7 +50,7 @@ from .events import (
 from .header import EventHeader
 
 if TYPE_CHECKING:
-    from .rows_events import TableDefinitions
+    from .table_bindings import TableDefinitions
 
 __all__ = ["PLACE_SPECIAL", "Checkpoint", "TransactionTracker"]
 

@@ -1,4 +1,4 @@
-/* The RowPlan type (binlog/rowplan.py): its constructor, its decode methods over the
+/* The RowPlan type (binlog/row_plans.py): its constructor, its decode methods over the
  * row images of one rows event (each image by rows.c's decode_one), and the layout
  * codes by name. No I/O. */
 
@@ -244,7 +244,7 @@ PyTypeObject RowPlanType = {
     .tp_new = RowPlan_new,
 };
 
-/* The layout codes and string conversions by name, for binlog/rowplan.py's table
+/* The layout codes and string conversions by name, for binlog/row_plans.py's table
  * (a test checks that both sides agree). */
 int add_codes(PyObject *m) {
     static const struct { const char *name; int code; } layouts[] = {

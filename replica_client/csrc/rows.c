@@ -3,9 +3,9 @@
  *
  * RowPlan(specs, MISSING) compiles one table definition: specs holds one
  * (code, a, b, obj, fallback) tuple per column, built by
- * replica_client/binlog/rowplan.py, which documents the codes. The plan
+ * replica_client/binlog/row_plans.py, which documents the codes. The plan
  * decodes the row images of WRITE/UPDATE/DELETE rows events exactly as
- * replica_client/binlog/rows.py does (same values, same types): whenever a
+ * replica_client/binlog/row_decoders.py does (same values, same types): whenever a
  * value is not one this file is sure to build identically (invalid dates,
  * DECIMAL groups out of range, a value running past the buffer, ...) it calls
  * the column's pure-Python reader, fallback(view, pos) -> (value, pos), which

@@ -19,7 +19,7 @@ static inline char *put_digits(char *p, uint32_t value, int width) {
     return p + width;
 }
 
-/* rows.c, rowplan.c (sharing rowplan.h): row images (binlog/rowplan.py) */
+/* rows.c, rowplan.c (sharing rowplan.h): row images (binlog/row_plans.py) */
 extern PyTypeObject RowPlanType;
 int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
 int add_codes(PyObject *m);

@@ -1,7 +1,7 @@
 """The schema history as the decoder consults it: one check per TABLE_MAP. No I/O.
 
 :class:`SchemaTracker` is what the decoder consults (the
-:class:`~replica_client.binlog.rows_events.TableDefinitions` it is given):
+:class:`~replica_client.binlog.table_bindings.TableDefinitions` it is given):
 once per TABLE_MAP (never per row) it checks the TABLE_MAP against the
 table's definition (column count, type codes, lengths, precisions, and the
 signedness, charsets, names and labels the TABLE_MAP carries) and fills in

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from replica_client.binlog import charsets, rowplan
+from replica_client.binlog import charsets, row_plans
 from replica_client.binlog.charsets import (
     charset_for_collation,
     decoder_for_collation,
@@ -30,7 +30,7 @@ from replica_client.binlog.columns import reader_for
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.events import ColumnInfo, TableMapEvent
 from replica_client.binlog.header import EventHeader
-from replica_client.binlog.rows import RowDecoder
+from replica_client.binlog.row_decoders import RowDecoder
 from replica_client.binlog.table_map import _Col
 
 
@@ -386,11 +386,11 @@ def test_row_values_follow_the_flavour() -> None:
 
 def test_utf8_collations_take_the_accelerated_path() -> None:
     for cid in (33, 45, 1057, 1069, 2048, 2304, 255):
-        assert rowplan.column_spec(_varchar(cid))[0] == rowplan.STRING, cid
+        assert row_plans.column_spec(_varchar(cid))[0] == row_plans.STRING, cid
     for cid in (8, 1032):
-        assert rowplan.column_spec(_varchar(cid))[0] == rowplan.STRING, cid
+        assert row_plans.column_spec(_varchar(cid))[0] == row_plans.STRING, cid
     for cid in (13, 35, 10):
-        assert rowplan.column_spec(_varchar(cid))[0] == rowplan.FALLBACK, cid
+        assert row_plans.column_spec(_varchar(cid))[0] == row_plans.FALLBACK, cid
 
 
 def _labels(collation: int | None, raw: tuple[bytes, ...] | None) -> tuple[str, ...] | None:

@@ -39,12 +39,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replica_client import accel
-from replica_client.binlog import events, rowplan
+from replica_client.binlog import events, row_plans
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.decoder import _DECODE_ERRORS, _whole_event_head_py
 from replica_client.binlog.events import ColumnInfo, TableMapEvent
 from replica_client.binlog.header import EventHeader
-from replica_client.binlog.rows import RowDecoder
+from replica_client.binlog.row_decoders import RowDecoder
 from replica_client.errors import MalformedEventError
 from replica_client.position import FilePos, Gtid
 from replica_client.session import StreamItem
@@ -56,7 +56,7 @@ def test_accelerator_is_built() -> None:
     # The suite runs the decoder on both paths; without the extension the
     # "accelerated" run would silently be a second pure run. scripts/test.sh
     # leaves this module out of its REPLICA_CLIENT_PURE_PYTHON=1 run.
-    assert rowplan.ACCELERATED, (
+    assert row_plans.ACCELERATED, (
         "replica_client._speedups is not built or is switched off "
         "(install with a C compiler and the Python headers; unset REPLICA_CLIENT_PURE_PYTHON)"
     )

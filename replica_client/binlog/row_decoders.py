@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import MalformedEventError
 from .columns import ColumnReader, reader_for
 from .events import MISSING, Row, TableMapEvent
-from .rowplan import RowPlan, compile_plan
+from .row_plans import RowPlan, compile_plan
 
 __all__ = ["RowDecoder", "RowDecoderCache", "check_width"]
 
@@ -43,7 +43,7 @@ class RowDecoder:
         self.ncols = len(self.readers)
         self._all = (1 << self.ncols) - 1
         self._null_len = (self.ncols + 7) >> 3
-        # The compiled accelerator's decoder, when it is built (rowplan.py).
+        # The compiled accelerator's decoder, when it is built (row_plans.py).
         self._plan: RowPlan | None = compile_plan(table.columns, self.readers)
 
     def _null_bytes(self, present: int) -> int:

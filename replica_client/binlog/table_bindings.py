@@ -1,4 +1,4 @@
-"""TABLE_MAP and rows events: the row changes, decoded per table definition. No I/O.
+"""TABLE_MAP bindings and the rows events decoded through them. No I/O.
 
 The entries of the dispatch table for TABLE_MAP_EVENT (19) and every rows
 event: v1 (23-25, MariaDB 10.x and MySQL 5.1-5.5), v2 (30-32, MySQL 5.6+ and
@@ -13,7 +13,7 @@ statement. They get it explicitly: each is called as
 A TABLE_MAP binds a table id to a table definition (``table_map.py``); the
 rows events of the statement that follow refer to it by id, and the last one
 (flag STMT_END) ends the binding. The definition is compiled once into a
-:class:`~.rows.RowDecoder` (cached by its bytes, since every transaction
+:class:`~.row_decoders.RowDecoder` (cached by its bytes, since every transaction
 repeats its TABLE_MAPs); rows of tables the ``tables`` option excludes are
 never decoded. Layouts: MariaDB KB "ROWS_EVENT_V1/V2", MySQL
 ``libs/mysql/binlog/event/rows_event.cpp`` and ``sql/rpl_record.cc``
@@ -49,7 +49,7 @@ from .events import (
 from .format import BinlogFormat
 from .header import EventHeader
 from .json_binary import JsonDiff, apply_json_diffs, decode_json_diff
-from .rows import RowDecoder, RowDecoderCache, check_width
+from .row_decoders import RowDecoder, RowDecoderCache, check_width
 from .table_map import decode_table_map
 
 __all__ = [
@@ -298,7 +298,7 @@ def _completed_table_map(
 def decode_rows(
     maps: TableMaps, fmt: BinlogFormat, header: EventHeader, view: memoryview, pos: int, end: int
 ) -> Event | None:
-    """A rows event of any kind (see ``rows.py`` for the layout).
+    """A rows event of any kind (see ``row_decoders.py`` for the layout).
 
     Returns None for a table the ``tables`` option excludes, a
     :class:`RawRowsEvent` when ``decode_rows`` is off.

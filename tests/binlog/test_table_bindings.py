@@ -1,4 +1,4 @@
-"""TABLE_MAP and rows events (``binlog/rows_events.py``): the table-map state and its rules.
+"""TABLE_MAP and rows events (``binlog/table_bindings.py``): the table-map state and its rules.
 
 Real bytes: MySQL 5.7 / 8.0 / 9.0 and MariaDB 10.5 fixture logs. The values of
 the row images are compared with ``mysqlbinlog -v`` output in
@@ -28,7 +28,7 @@ from replica_client.binlog.events import (
     WriteRowsEvent,
 )
 from replica_client.binlog.json_binary import apply_json_diffs
-from replica_client.binlog.rows import RowDecoderCache
+from replica_client.binlog.row_decoders import RowDecoderCache
 from replica_client.config import DecoderOptions, TableFilter
 from replica_client.errors import LimitExceededError, MalformedEventError
 from replica_client.testing.server import MariaDBServer

@@ -64,8 +64,8 @@ _speedups: Final[Any] = speedups()
 ACCELERATED: Final = _speedups is not None
 
 #: The accelerator's value layouts by name: the one table of them, ``enum Code`` in
-#: ``csrc/rows.c`` (which exports its own as ``LAYOUT_CODES``; tests/binlog/test_rowplan.py
-#: checks that they agree). ``column_spec`` picks one per column.
+#: ``csrc/rowplan.h`` (``csrc/rowplan.c`` exports its own as ``LAYOUT_CODES``;
+#: tests/binlog/test_row_plans.py checks that they agree). ``column_spec`` picks one per column.
 LAYOUTS: Final[dict[str, int]] = {
     name: code
     for code, name in enumerate(
@@ -96,7 +96,8 @@ LAYOUTS: Final[dict[str, int]] = {
         ]
     )
 }
-#: How a STRING layout turns bytes into a value (``STRING_CONVERSIONS`` in ``csrc/rows.c``).
+#: How a STRING layout turns bytes into a value (``csrc/rowplan.h``; exported by
+#: ``csrc/rowplan.c`` as ``STRING_CONVERSIONS``).
 CONVERSIONS: Final[dict[str, int]] = {"AS_BYTES": 0, "AS_UTF8": 1, "AS_LATIN1": 2, "AS_UTF8MB3": 3}
 
 FALLBACK: Final = LAYOUTS["FALLBACK"]

@@ -1,10 +1,10 @@
-"""replica_client.binlog.rowplan: the one table of value layouts, shared with the accelerator."""
+"""replica_client.binlog.row_plans: the one table of value layouts, shared with the accelerator."""
 
 from __future__ import annotations
 
 import importlib
 
-from replica_client.binlog import rowplan
+from replica_client.binlog import row_plans
 from replica_client.binlog.constants import ColumnType as T
 from replica_client.binlog.events import ColumnInfo
 
@@ -18,12 +18,12 @@ def _col(t: int, meta: int = 0, unsigned: bool = False, collation: int | None = 
 def test_the_accelerator_uses_the_same_codes() -> None:
     # the compiled module itself, whatever REPLICA_CLIENT_PURE_PYTHON says
     speedups = importlib.import_module("replica_client._speedups")
-    assert speedups.LAYOUT_CODES == rowplan.LAYOUTS
-    assert speedups.STRING_CONVERSIONS == rowplan.CONVERSIONS
+    assert speedups.LAYOUT_CODES == row_plans.LAYOUTS
+    assert speedups.STRING_CONVERSIONS == row_plans.CONVERSIONS
 
 
 def test_every_layout_is_chosen_for_some_column() -> None:
-    layouts = rowplan.LAYOUTS
+    layouts = row_plans.LAYOUTS
     cases = {
         "I8": _col(T.TINY),
         "U8": _col(T.TINY, unsigned=True),
@@ -51,19 +51,19 @@ def test_every_layout_is_chosen_for_some_column() -> None:
     }
     assert set(cases) == set(layouts)
     for name, col in cases.items():
-        assert rowplan.column_spec(col)[0] == layouts[name], name
+        assert row_plans.column_spec(col)[0] == layouts[name], name
 
 
 def test_strings_convert_in_c_only_where_the_encoding_is_flavour_independent() -> None:
-    conv = rowplan.CONVERSIONS
-    assert rowplan.column_spec(_col(T.VARCHAR, 300, collation=_UTF8MB4))[1:3] == (
+    conv = row_plans.CONVERSIONS
+    assert row_plans.column_spec(_col(T.VARCHAR, 300, collation=_UTF8MB4))[1:3] == (
         2,
         conv["AS_UTF8"],
     )
-    assert rowplan.column_spec(_col(T.BLOB, 2, collation=_BINARY))[1:3] == (2, conv["AS_BYTES"])
-    assert rowplan.column_spec(_col(T.VARCHAR, 10, collation=_LATIN1))[2] == conv["AS_LATIN1"]
+    assert row_plans.column_spec(_col(T.BLOB, 2, collation=_BINARY))[1:3] == (2, conv["AS_BYTES"])
+    assert row_plans.column_spec(_col(T.VARCHAR, 10, collation=_LATIN1))[2] == conv["AS_LATIN1"]
     # sjis decodes through the server's own table: the Python reader's job
-    assert rowplan.column_spec(_col(T.VARCHAR, 10, collation=_SJIS))[0] == rowplan.FALLBACK
+    assert row_plans.column_spec(_col(T.VARCHAR, 10, collation=_SJIS))[0] == row_plans.FALLBACK
     # BINARY(n) is padded back by the reader
     binary = _col(T.STRING, (T.STRING << 8) | 16, collation=_BINARY)
-    assert rowplan.column_spec(binary)[0] == rowplan.FALLBACK
+    assert row_plans.column_spec(binary)[0] == row_plans.FALLBACK
