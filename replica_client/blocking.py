@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Final
 
 from .errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
-from .session import END, NEED_DATA, ReplicaSession, StreamItem
+from .session import ReplicaSession, StreamItem
 
 __all__ = ["BlockingReplica"]
 
@@ -90,36 +90,29 @@ class BlockingReplica:
         try:
             while True:
                 if session.streaming:
-                    # events received whole are framed, then decoded a batch at a
-                    # time: the same items as next_item's, in the same order
+                    # events received whole are framed (bytes only), then decoded
+                    # a batch at a time
                     session.frame_ahead(_AHEAD - session.buffered_events)
-                    failed: ReplicaError | None = None
-                    try:
-                        session.decode_framed(ahead, _BATCH)
-                    except ReplicaError as exc:
-                        failed = exc  # the events decoded before the bad one go out first
-                    decoded = bool(ahead)
-                    while ahead:
-                        yield ahead.popleft()
-                        self._send(sock)  # an ACK the consumer queued
-                    if failed is not None:
-                        raise failed
-                    if decoded:
-                        continue
-                item = session.next_item()
-                self._send(sock)
-                if item is END:
-                    return
-                if item is not NEED_DATA:
-                    yield item
+                failed: ReplicaError | None = None
+                try:
+                    session.next_items(ahead, _BATCH)
+                except ReplicaError as exc:
+                    failed = exc  # the items decoded before the bad event go out first
+                self._send(sock)  # replies of the handshake
+                decoded = bool(ahead)
+                while ahead:
+                    yield ahead.popleft()
                     self._send(sock)  # an ACK the consumer queued
+                if failed is not None:
+                    raise failed
+                if session.ended:
+                    return
+                if decoded:
                     continue
                 if session.tls_requested:
                     sock = self._start_tls(sock)
                     continue
-                sock.settimeout(
-                    self._read_timeout if session.streaming else self._connect_timeout
-                )
+                sock.settimeout(self._read_timeout if session.streaming else self._connect_timeout)
                 data = sock.recv(_RECV_SIZE)
                 if not data:
                     raise ConnectionLostError(
@@ -139,9 +132,7 @@ class BlockingReplica:
 
     def _connect(self) -> socket.socket:
         try:
-            sock = socket.create_connection(
-                (self._host, self._port), timeout=self._connect_timeout
-            )
+            sock = socket.create_connection((self._host, self._port), timeout=self._connect_timeout)
         except OSError as exc:
             raise ConnectionLostError(
                 f"cannot connect to the primary at {self.address}: {exc}"

@@ -13,6 +13,7 @@ from .binlog.constants import HEARTBEAT_TYPES
 from .binlog.decoder import whole_event_head
 from .binlog.header import EventHeader
 from .binlog.transactions import PLACE_SPECIAL
+from .wire.packets import SEMI_SYNC_EVENT_OFFSET
 
 __all__ = ["receipt_checked"]
 
@@ -31,7 +32,7 @@ def receipt_checked(payloads: list[bytes], crc32: bool) -> EventHeader | None:
     header = None
     for payload in payloads:
         # (after the semi-sync header; this runs before every receipt ACK)
-        header = whole_event_head(memoryview(payload)[3:], crc_mode)
+        header = whole_event_head(memoryview(payload)[SEMI_SYNC_EVENT_OFFSET:], crc_mode)
         if header is None or header[1] in _MOVES_PLACE:
             return None
     return header

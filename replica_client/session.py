@@ -49,7 +49,7 @@ from .binlog.events import (
     event_type_name,
 )
 from .binlog.header import EventHeader
-from .binlog.rows_events import TableDefinitions
+from .binlog.table_bindings import TableDefinitions
 from .binlog.transactions import PLACE_SPECIAL, Checkpoint, TransactionTracker
 from .config import DecoderOptions
 from .delivery import ANY_EVENT, Delivery, ResumePoint, StreamItem
@@ -57,7 +57,12 @@ from .errors import MalformedEventError, ProtocolError, StateError
 from .position import FilePos, Gtid, MysqlGtidSet
 from .receipt import receipt_checked
 from .wire.auth import RandomBytes
-from .wire.packets import build_semisync_ack, semi_sync_ack_requested
+from .wire.packets import (
+    EVENT_OFFSET,
+    SEMI_SYNC_EVENT_OFFSET,
+    build_semisync_ack,
+    semi_sync_ack_requested,
+)
 from .wire.registration import (
     END_OF_STREAM,
     Flavor,
@@ -282,7 +287,39 @@ class ReplicaSession:
             machine.expect_sequence_reset()
         return self._event_item(payload)
 
-    def decode_framed(self, out: deque[StreamItem], limit: int) -> int:
+    @property
+    def ended(self) -> bool:
+        """The dump ended (a non-blocking dump's EOF): no item follows."""
+        return self._ended and not self._pending_inner
+
+    def next_items(self, out: deque[StreamItem], limit: int) -> int:
+        """Append up to ``limit`` next items to ``out``; return their bytes.
+
+        The one call of both drivers: events framed ahead (:meth:`frame_ahead`,
+        by the driver or here once the dump streams) are decoded in one loop
+        where nothing else is pending, other packets (the handshake's) one by
+        one. The items are
+        :meth:`next_item`'s, in the same order. Nothing appended and not
+        :attr:`ended`: more bytes are needed. On an error the items before
+        the bad event are in ``out``.
+        """
+        before = len(out)
+        size = 0
+        framed = self._framed
+        while (room := limit - (len(out) - before)) > 0:
+            if framed and not self._pending_inner:
+                size += self._decode_framed(out, room)
+                continue
+            item = self.next_item()
+            if item is NEED_DATA or item is END:
+                break
+            out.append(item)
+            size += item.size
+            if not self._pending_inner and self._machine.state is State.STREAMING:
+                self.frame_ahead(room - 1)  # what follows in one loop
+        return size
+
+    def _decode_framed(self, out: deque[StreamItem], limit: int) -> int:
         """Decode up to ``limit`` events framed ahead into ``out``; return their bytes.
 
         The same items, in the same order, as that many :meth:`next_item` calls
@@ -292,15 +329,15 @@ class ReplicaSession:
         framed = self._framed
         if self._pending_inner:
             return 0
-        if (
-            self._decoder is not None
-            and not self._semi
-            and not self._resume_skip
-            and not self._await_gtid_start
-        ):
-            return self._decode_plain(out, limit)
         size = 0
         while framed and limit > 0:
+            if (
+                self._decoder is not None
+                and not self._semi
+                and not self._resume_skip
+                and not self._await_gtid_start
+            ):
+                return size + self._decode_plain(out, limit)
             payload = framed.popleft()
             self._framed_bytes -= len(payload)
             item = self._event_item(payload)
@@ -312,7 +349,7 @@ class ReplicaSession:
         return size
 
     def _decode_plain(self, out: deque[StreamItem], limit: int) -> int:
-        """:meth:`decode_framed` once the first event is decoded, for a session
+        """:meth:`_decode_framed` once the first event is decoded, for a session
         that neither ACKs (no semi-sync), skips (not resuming) nor waits for its
         GTID start: :meth:`_event_item` of such an event, in one loop (a test
         holds the items equal to :meth:`next_item`'s).
@@ -332,7 +369,7 @@ class ReplicaSession:
                 taken += len(payload)
                 if len(payload) <= EVENT_HEADER_LEN:
                     raise _short_event(payload, t.pos)
-                event = decode(memoryview(payload)[1:], t.pos)
+                event = decode(memoryview(payload)[EVENT_OFFSET:], t.pos)
                 header = decoder.last_header
                 assert header is not None
                 file, start, end, countable, boundary = step(header, event)
@@ -348,7 +385,7 @@ class ReplicaSession:
                         countable,
                         False,
                         event is not None and (types is None or isinstance(event, types)),
-                        payload[1:] if keep_raw else None,
+                        payload[EVENT_OFFSET:] if keep_raw else None,
                     )
                 )
                 size += header[3]
@@ -405,7 +442,7 @@ class ReplicaSession:
 
     def _event_item(self, payload: bytes) -> StreamItem:
         needs_ack = False
-        offset = 1  # the 0x00 status byte
+        offset = EVENT_OFFSET
         decoder = self._decoder
         if decoder is None:
             alg = BinlogChecksumAlg.CRC32 if self._machine.crc32 else BinlogChecksumAlg.OFF
@@ -418,7 +455,7 @@ class ReplicaSession:
             if requested is None:
                 raise ProtocolError("semi-sync negotiated but an event lacks its 0xEF header")
             needs_ack = requested  # (framing allowed the primary's id reset after it)
-            offset = 3
+            offset = SEMI_SYNC_EVENT_OFFSET
         t = self._t
         if len(payload) - offset < EVENT_HEADER_LEN:
             raise _short_event(payload, t.pos)
@@ -536,7 +573,7 @@ class ReplicaSession:
                 "differs from what was delivered"
             )
         if index + 1 == len(expected):
-            self._resume_skip = ()  # all re-sent: what follows is new (and decode_framed's)
+            self._resume_skip = ()  # all re-sent: what follows is new (and the one loop's)
         return True
 
     def _wanted(self, event: Event) -> bool:

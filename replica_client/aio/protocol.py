@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Literal, cast
 
 from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
-from ..session import END, NEED_DATA, ReplicaSession, StreamItem
+from ..session import ReplicaSession, StreamItem
 
 __all__ = ["ReplicaProtocol"]
 
@@ -221,23 +221,14 @@ class ReplicaProtocol(asyncio.Protocol):
             session.frame_ahead(self._room())
             if self._eager:
                 self.flush()  # ACKs of events received and checked go before decoding
-            before = len(items)
-            self._bytes += session.decode_framed(items, limit)
-            # then packet by packet (what is not a framed event), within the limit
-            # and without holding more than high_events undelivered events
-            more = min(limit - (len(items) - before), self._room())
-            for _ in range(more):
-                item = session.next_item()
-                if item is NEED_DATA:
-                    break
-                if item is END:
-                    self._ended = True
-                    break
-                items.append(item)
-                self._bytes += item.size
+            # the events framed, then packet by packet within the limit and
+            # without holding more than high_events undelivered events
+            limit = min(limit, session.buffered_events + max(self._room(), 0))
+            self._bytes += session.next_items(items, limit)
+            self._ended = session.ended
         except ReplicaError as exc:
             self._session_failed = True
-            self._bytes = sum(item.size for item in items)  # what decode_framed added
+            self._bytes = sum(item.size for item in items)  # what next_items added
             self.flush()
             self.abort(exc)
             return

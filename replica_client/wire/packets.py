@@ -41,6 +41,8 @@ from .constants import (
 )
 
 __all__ = [
+    "EVENT_OFFSET",
+    "SEMI_SYNC_EVENT_OFFSET",
     "ColumnDefinition",
     "Handshake",
     "OkPacket",
@@ -313,6 +315,11 @@ def build_binlog_dump_gtid(
 
 _SYNC: Final = int(SemiSyncFlag.SYNC)  # a plain int: IntFlag's & is slow
 
+#: Where the event starts in an event packet: after the ``0x00`` status byte,
+#: and with semi-sync after the ``0xEF | flags`` header too.
+EVENT_OFFSET: Final = 1
+SEMI_SYNC_EVENT_OFFSET: Final = 3
+
 
 def semi_sync_ack_requested(payload: bytes) -> bool | None:
     """Read the semi-sync header of an event packet: ``0x00 | 0xEF | flags | event``.
@@ -320,7 +327,7 @@ def semi_sync_ack_requested(payload: bytes) -> bool | None:
     Returns whether the primary waits for an ACK of this event (flag
     ``SemiSyncFlag.SYNC``), or None when the packet has no semi-sync header.
     """
-    if len(payload) < 3 or payload[1] != SEMI_SYNC_INDICATOR:
+    if len(payload) < SEMI_SYNC_EVENT_OFFSET or payload[1] != SEMI_SYNC_INDICATOR:
         return None
     return bool(payload[2] & _SYNC)
 
