@@ -1,9 +1,11 @@
 """The optional compiled accelerator (``replica_client._speedups``), loaded once.
 
-Value layer, like ``errors.py``: no I/O. The extension is built on install when
-a C compiler is there; without it, or with ``REPLICA_CLIENT_PURE_PYTHON=1`` in
-the environment, every caller takes its pure-Python path (the results are the
-same; the test suite runs both).
+Value layer, like ``errors.py``: no I/O. The extension is built on install
+(``setup.py``: without a C compiler or ``Python.h`` the install stops and says
+what to install, unless ``REPLICA_CLIENT_PURE_PYTHON=1`` asks for a
+pure-Python install). Where it is not built, or with
+``REPLICA_CLIENT_PURE_PYTHON=1`` in the environment, every caller takes its
+pure-Python path (the results are the same; the test suite runs both).
 """
 
 from __future__ import annotations

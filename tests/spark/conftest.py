@@ -5,6 +5,10 @@ starting the JVM takes most of the module's wall time. Executors run the
 interpreter that runs the tests (``PYSPARK_PYTHON``), with the source tree on
 ``PYTHONPATH`` so that Spark's lookup of ``pyspark_*`` modules finds the
 top-level registration module even under an editable install.
+
+A test that uses the session needs Java: it is marked ``integration`` here,
+by fixture use, like the tests that use the plugin's server fixtures, so that
+``pytest -m "not integration"`` runs on a machine without Java.
 """
 
 from __future__ import annotations
@@ -34,6 +38,15 @@ SPARK_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=8192",))
 PURGE_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=16384",))
 
 _server_ids = itertools.count(5001)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses the SparkSession (Java) ``integration``."""
+    for item in items:
+        # (a parameter named "spark" is not the fixture)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "spark" in getattr(item, "fixturenames", ()) and "spark" not in params:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")
