@@ -21,7 +21,7 @@ Only the standard library is imported: the command line uses this module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote
 
 from .config import format_address, parse_address
 from .errors import ConfigError
@@ -45,15 +45,40 @@ class Dsn:
     hosts: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _UrlParts:
+    scheme: str
+    username: str | None  # as written (percent-encoded); None without "@"
+    password: str | None  # as written; None without ":" before the "@"
+    where: str  # the host list after the "@"
+
+
+def _url_parts(dsn: str) -> _UrlParts | None:
+    """The parts of a URL-like ``scheme://user:pass@hosts/...``; None if it is not one.
+
+    Not ``urllib.parse.urlsplit``: Pythons that reject square brackets inside a
+    host (Debian 12's python3.11 among them) reject a host list such as
+    ``db1:3307,[::1]:3309`` as an invalid IPv6 URL.
+    """
+    scheme, sep, rest = dsn.partition("://")
+    if not sep or not scheme:
+        return None
+    netloc = rest
+    for end in "/?#":
+        netloc = netloc.partition(end)[0]
+    userinfo, at, where = netloc.rpartition("@")
+    if not at:
+        return _UrlParts(scheme.lower(), None, None, where)
+    user, colon, password = userinfo.partition(":")
+    return _UrlParts(scheme.lower(), user, password if colon else None, where)
+
+
 def split_dsn(dsn: str) -> Dsn:
     """The parts of ``mariadb://user:pass@host:port``; ``ValueError`` if it is not one."""
-    try:
-        parts = urlsplit(dsn)
-    except ValueError:
-        raise ValueError(_EXPECTED) from None
-    if parts.scheme not in DSN_SCHEMES:
+    parts = _url_parts(dsn)
+    if parts is None or parts.scheme not in DSN_SCHEMES:
         raise ValueError(_EXPECTED)
-    where = parts.netloc.rpartition("@")[2]
+    where = parts.where
     try:
         addresses = [parse_address(h) for h in where.split(",")] if where else []
     except ConfigError:
@@ -87,8 +112,6 @@ def format_dsn(user: str, password: str, host: str, port: int, scheme: str = "ma
 
 def dsn_secrets(dsn: str) -> tuple[str, ...]:
     """The password of any URL-like ``dsn`` as written and decoded (for redaction); or ``()``."""
-    try:
-        raw = urlsplit(dsn).password
-    except ValueError:
-        return ()
+    parts = _url_parts(dsn)
+    raw = parts.password if parts is not None else None
     return tuple(dict.fromkeys((raw, unquote(raw)))) if raw else ()

@@ -61,6 +61,8 @@ def test_secrets_are_found_whatever_the_scheme() -> None:
     assert dsn_secrets("http://u:p%40ss@h") == ("p%40ss", "p@ss")
     assert dsn_secrets("mariadb://u:plain@h") == ("plain",)
     assert dsn_secrets("mariadb://u@h") == ()
+    # an IPv6 host after the first: some Pythons' urlsplit rejects the list
+    assert dsn_secrets("mariadb://u:topsecret@db1,[::1]:3309") == ("topsecret",)
 
 
 def test_the_command_line_imports_no_test_machinery() -> None:
