@@ -4,13 +4,14 @@
 primary's binlog (what :class:`~replica_client.session.ReplicaSession`
 produces); :class:`Delivery` follows the items the driver hands to the consumer
 (the last checkpoint passed, the events since) and says where a new connection
-restarts the dump: a :class:`ResumePoint`. No I/O.
+restarts the dump: a :class:`ResumePoint`; :class:`AckPolicy` says when a
+semi-sync ACK goes out. No I/O.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
@@ -20,8 +21,19 @@ from .binlog.transactions import Checkpoint
 from .errors import FailoverError
 from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, missing_transactions
 
+#: "auto": ACK each flagged event when it is handed to the consumer;
+#: "manual": only when the consumer calls ``await stream.ack()``;
+#: "receipt": as soon as it is received and the checksums of the events that
+#: came with it hold, before they are decoded and before the consumer sees
+#: them (what a MariaDB replica's I/O thread does once its relay log has the
+#: event): the primary's commits wait least, but an acknowledged
+#: transaction is only in this process's memory until the consumer gets to it.
+AckMode = Literal["auto", "manual", "receipt"]
+
 __all__ = [
     "ANY_EVENT",
+    "AckMode",
+    "AckPolicy",
     "Delivery",
     "ResumePoint",
     "StreamItem",
@@ -279,3 +291,75 @@ class Delivery:
 ANY_EVENT: Final = -1  # an event the table filter dropped: its type is not kept
 #: The classes of events that open a transaction group (a type test per event).
 _GTID_EVENT_TYPES: Final = frozenset({GtidEvent, MysqlGtidEvent, *MysqlGtidEvent.__subclasses__()})
+
+
+class AckPolicy:
+    """When the semi-sync ACK of a flagged event goes out, by ``mode`` (:data:`AckMode`).
+
+    The driver reports what it does with the items (:meth:`passed`,
+    :meth:`handed_over`, :meth:`at_head`) and sends the ACKs this says are
+    due. "receipt": the session ACKs on receipt, nothing here. "manual":
+    flagged events handed out wait for the consumer's ``ack()`` (:meth:`due`).
+    "auto": a flagged event is ACKed when it is passed, and a transaction's
+    end that has arrived is ACKed ahead of the consumer once the consumer
+    holds everything before it (``caught_up``): the driver then walks its
+    queue (:meth:`at_head`), passing the items the consumer need not be
+    handed. No I/O.
+
+    Attributes:
+        caught_up: the consumer holds everything taken so far (False while
+            changes of a taken item wait to be handed out).
+        takes: which items the consumer is handed, where it takes only some of
+            the events it wants (a changes consumer: the ones that give
+            changes); None: every one.
+    """
+
+    __slots__ = ("_acked", "_mode", "_unacked", "caught_up", "settling", "takes")
+
+    def __init__(self, mode: AckMode) -> None:
+        self._mode = mode
+        #: Semi-sync negotiated and ACKs are the driver's (auto or manual).
+        self.settling = False
+        self.caught_up = False
+        self.takes: Callable[[StreamItem], bool] | None = None
+        self._unacked: list[StreamItem] = []
+        self._acked: StreamItem | None = None  # the last end ACKed ahead of the consumer
+
+    def connected(self, semi_sync: bool) -> None:
+        """A new connection: ACKs of the previous one cannot be sent any more."""
+        self.settling = semi_sync and self._mode != "receipt"
+        self._unacked.clear()
+
+    @property
+    def early(self) -> bool:
+        """ACK transaction ends ahead of the consumer as they arrive ("auto")."""
+        return self.settling and self._mode == "auto"
+
+    def passed(self, item: StreamItem) -> bool:
+        """``item`` (flagged) was handed out or passed on the way; True: send :meth:`due`."""
+        if self._mode == "receipt" or item is self._acked:
+            return False  # ACKed when it was decoded, or ahead of the consumer
+        self._unacked.append(item)
+        return self._mode == "auto" or item.skipped
+
+    def due(self) -> list[StreamItem]:
+        """The flagged items to ACK now (taken: each is returned once)."""
+        due, self._unacked = self._unacked, []
+        return due
+
+    def handed_over(self) -> bool:
+        """The consumer holds everything taken; True: settle the queue's head now."""
+        self.caught_up = True
+        return self.settling and self._mode == "auto"
+
+    def at_head(self, item: StreamItem) -> tuple[bool, bool]:
+        """Settling, ``item`` at the head of the queue: (ACK it now, stop here).
+
+        It stops at an item the consumer is to be handed (or its error); the
+        driver passes the others on the way.
+        """
+        ack = item.needs_ack and item is not self._acked
+        if ack:
+            self._acked = item
+        takes = self.takes
+        return ack, item.for_consumer and (takes is None or takes(item))

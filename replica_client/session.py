@@ -384,6 +384,7 @@ class ReplicaSession:
                         t.checkpoint() if boundary and t.file else None,
                         countable,
                         False,
+                        # (_wanted, inline: this loop runs for every event)
                         event is not None and (types is None or isinstance(event, types)),
                         payload[EVENT_OFFSET:] if keep_raw else None,
                     )
@@ -489,7 +490,6 @@ class ReplicaSession:
                 early.popleft()  # ACKed when it was framed
             else:
                 self._machine.send_raw_command(build_semisync_ack(file=file, position=end))
-        types = self._event_types
         return _new_item(
             event,
             file,
@@ -500,7 +500,7 @@ class ReplicaSession:
             checkpoint,
             countable,
             skipped,
-            event is not None and (types is None or isinstance(event, types)),
+            event is not None and self._wanted(event),
             bytes(payload[offset:]) if self._keep_raw else None,
         )
 

@@ -1,11 +1,14 @@
 """``ChangeStream``: the row changes of a stream (``stream.changes()``).
 
-Driver layer. :class:`ChangeStream` turns the items a
-:class:`~replica_client.aio.stream.BinlogStream` passes into
-:class:`~replica_client.changes.Change` values, merges a snapshot's rows in
-while one runs, and takes items already buffered without awaiting (the fast
-path). It sees the stream through :class:`ChangeFeed`, so this module does not
-import ``stream`` (which imports it).
+Driver layer. :class:`ChangeStream` takes the items a
+:class:`~replica_client.aio.stream.BinlogStream` passes (its one item source:
+:meth:`ItemSource.take_buffered` without awaiting, :meth:`ItemSource.next_passed`
+awaiting), turns them into :class:`~replica_client.changes.Change` values with
+its own :class:`~replica_client.changes.ChangeBuilder`, and while a snapshot
+runs hands its reader the changes to merge (the reader sees this object as its
+:class:`~replica_client.aio.snapshot.ChangeSource`). It sees the stream through
+:class:`ItemSource` only, so this module does not import ``stream`` (which
+imports it).
 """
 
 from __future__ import annotations
@@ -14,37 +17,20 @@ from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
 from ..binlog.events import QueryEvent, RowsEvent
-from ..changes import Change, ChangeBuilder
+from ..changes import Change, ChangeBuilder, changes_rows
+from ..position import PositionMaker
 
 if TYPE_CHECKING:
     from ..position import FilePos, Gtid, MysqlGtidSet
     from ..session import StreamItem
     from .config import ReplicaConfig
-    from .protocol import ReplicaProtocol
     from .snapshot import SnapshotReader
 
-__all__ = ["ChangeFeed", "ChangeStream"]
+__all__ = ["ChangeStream", "ItemSource"]
 
 
-class ChangeFeed(Protocol):
-    """What :class:`ChangeStream` takes from the stream (``BinlogStream``).
-
-    The fast path of :meth:`ChangeStream.__anext__` reads (and for
-    ``_caught_up`` and ``_snapshot`` writes) the stream's state attributes
-    below directly, once per change or per item: a property or method in their
-    place would add a call there. The rest is the stream's public API.
-    """
-
-    _protocol: ReplicaProtocol | None
-    #: No schema provider and no snapshot: buffered items can be taken without awaiting.
-    _plain: bool
-    _closed: bool
-    _ended: bool
-    #: Semi-sync with ack_mode "auto" or "manual": hand-overs may ACK.
-    _settling: bool
-    _caught_up: bool
-    #: The snapshot being read (its rows come first), None once it is over.
-    _snapshot: SnapshotReader | None
+class ItemSource(Protocol):
+    """What :class:`ChangeStream` takes from the stream (``BinlogStream``)."""
 
     @property
     def config(self) -> ReplicaConfig: ...
@@ -58,17 +44,21 @@ class ChangeFeed(Protocol):
     @property
     def gtid_state(self) -> Gtid | MysqlGtidSet: ...
 
-    def set_change_builder(self, builder: ChangeBuilder) -> None: ...
+    @property
+    def current_gtid(self) -> str | None: ...
 
-    def pass_item(self, item: StreamItem) -> None: ...
+    @property
+    def closed(self) -> bool: ...
 
-    def row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]: ...
+    def serve_changes(self, consumer: ChangeStream) -> SnapshotReader | None: ...
 
-    def statement_changes(self, item: StreamItem, event: QueryEvent) -> list[Change]: ...
+    def take_buffered(self) -> StreamItem | None: ...
+
+    async def next_passed(self) -> StreamItem: ...
 
     def handed_over(self) -> None: ...
 
-    async def next_changes(self) -> tuple[StreamItem, list[Change]]: ...
+    def snapshot_over(self) -> None: ...
 
     async def aclose(self) -> None: ...
 
@@ -76,7 +66,7 @@ class ChangeFeed(Protocol):
 class ChangeStream:
     """Row changes of a :class:`BinlogStream` (``stream.changes()``)."""
 
-    def __init__(self, stream: ChangeFeed) -> None:
+    def __init__(self, stream: ItemSource) -> None:
         self._stream = stream
         config = stream.config
         self._builder = ChangeBuilder(
@@ -84,59 +74,105 @@ class ChangeStream:
             tables=config.decoder.tables,
             binlog_format=stream.binlog_format,
         )
+        self._position = PositionMaker().make  # the changes' positions
         self._pending: deque[Change] = deque()
-        stream.set_change_builder(self._builder)
+        #: The snapshot being read (its rows come first), None once it is over.
+        self._reader = stream.serve_changes(self)
 
     def __aiter__(self) -> ChangeStream:
         return self
 
     async def __anext__(self) -> Change:
-        stream = self._stream
         pending = self._pending
-        reader = stream._snapshot
-        if reader is not None:
-            if stream._closed:
-                raise StopAsyncIteration
-            while pending:  # the rest of a rows event decoded before the snapshot began
-                kept = reader.keep(pending.popleft())
-                if kept is not None:
-                    return kept
-            if not reader.attached:
-                reader.attach(stream)
-            change = await reader.next_change()
+        if self._reader is not None:
+            change = await self._from_snapshot(self._reader)
             if change is not None:
                 return change
-            stream._snapshot = None  # the seam is behind: plain streaming
+        stream = self._stream
+        take = stream.take_buffered
+        changes_of = self._changes_of
         while not pending:
-            protocol = stream._protocol
-            if protocol is not None and stream._plain and not stream._closed and not stream._ended:
-                # Fast path (as BinlogStream.__anext__'s): items already buffered
-                # are turned into changes without awaiting (also the ones that
-                # arrived with the item awaited last).
-                row_changes = stream.row_changes
-                while (item := protocol.take()) is not None:
-                    stream.pass_item(item)
-                    event = item.event
-                    if event is None or item.skipped:
-                        continue
-                    stream._caught_up = False
-                    if isinstance(event, RowsEvent):
-                        changes = row_changes(item, event)
-                        if changes:
-                            pending.extend(changes)
-                            break
-                    elif type(event) is QueryEvent:
-                        changes = stream.statement_changes(item, event)
-                        if changes:
-                            pending.extend(changes)
-                            break
-                if pending:
-                    break
-            pending.extend((await stream.next_changes())[1])
+            # items already received are turned into changes without awaiting
+            item = take()
+            if item is None:
+                item = await stream.next_passed()
+            pending.extend(changes_of(item))
         change = pending.popleft()
-        if not pending and stream._settling:
+        if not pending:
             stream.handed_over()
         return change
 
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+    @staticmethod
+    def takes(item: StreamItem) -> bool:
+        """Whether this consumer is handed ``item`` (it gives changes): the others are
+        passed on the way, so a semi-sync ACK ahead of the consumer need not wait
+        for them."""
+        event = item.event
+        return isinstance(event, RowsEvent) or (type(event) is QueryEvent and changes_rows(event))
+
+    # -- the stream's side of the snapshot merge ----------------------------------------
+
+    def snapshot_began(self, reader: SnapshotReader) -> None:
+        """A snapshot of tables starts (``stream.snapshot_table``): its rows come next."""
+        self._reader = reader
+
+    @property
+    def config(self) -> ReplicaConfig:
+        return self._stream.config
+
+    @property
+    def position(self) -> FilePos | None:
+        return self._stream.position
+
+    @property
+    def gtid_state(self) -> Gtid | MysqlGtidSet:
+        return self._stream.gtid_state
+
+    async def next_changes(self) -> tuple[StreamItem, list[Change]]:
+        """The stream's next passed item and its changes (none for an event that gives
+        none): what the snapshot merge combines with the rows it reads.
+
+        Raises:
+            StopAsyncIteration: the stream ended (non-blocking) or was closed.
+        """
+        item = await self._stream.next_passed()
+        return item, self._changes_of(item)
+
+    # -- internals ----------------------------------------------------------------------
+
+    async def _from_snapshot(self, reader: SnapshotReader) -> Change | None:
+        """The next change while a snapshot runs; None once its seam is behind."""
+        stream = self._stream
+        if stream.closed:
+            raise StopAsyncIteration
+        pending = self._pending
+        while pending:  # the rest of a rows event decoded before the snapshot began
+            kept = reader.keep(pending.popleft())
+            if kept is not None:
+                return kept
+        if not reader.attached:
+            reader.attach(self)
+        change = await reader.next_change()
+        if change is None:
+            self._reader = None  # the seam is behind: plain streaming
+            stream.snapshot_over()
+        return change
+
+    def _changes_of(self, item: StreamItem) -> list[Change]:
+        """The changes of a passed item: a rows event's rows, a statement's (see
+        :class:`ChangeBuilder`), none for other events.
+
+        Only row events need a position; the first (artificial) ROTATE of a GTID
+        start precedes any file name.
+        """
+        event = item.event
+        if isinstance(event, RowsEvent):
+            where = self._position(item.file, item.start) if item.file else None
+            return self._builder.rows(event, where, self._stream.current_gtid)
+        if type(event) is QueryEvent:
+            where = self._position(item.file, item.start) if item.file else None
+            return self._builder.statement(event, where, self._stream.current_gtid)
+        return []

@@ -15,6 +15,7 @@ from ..binlog.events import Event
 from ..changes import Statements
 from ..checkpoint import Checkpoint
 from ..config import DecoderOptions, TableFilter, format_address, parse_address
+from ..delivery import AckMode
 from ..errors import ConfigError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import ProvidedColumns
@@ -45,14 +46,6 @@ SchemaProvider = Callable[[str, str], Awaitable[ProvidedColumns | None]]
 #: takes a :class:`~replica_client.checkpoint.Checkpoint`: its GTID state (or
 #: position), and its schema history as ``schema_history``.
 Start = Literal["earliest", "now"] | FilePos | Gtid | MysqlGtidSet
-#: "auto": ACK each flagged event when it is handed to the consumer;
-#: "manual": only when the consumer calls ``await stream.ack()``;
-#: "receipt": as soon as it is received and the checksums of the events that
-#: came with it hold, before they are decoded and before the consumer sees
-#: them (what a MariaDB replica's I/O thread does once its relay log has the
-#: event): the primary's commits wait least, but an acknowledged
-#: transaction is only in this process's memory until the consumer gets to it.
-AckMode = Literal["auto", "manual", "receipt"]
 #: Where the table definitions the binlog lacks come from: "auto" (read from the
 #: primary at the start; the binlog between the start and that moment read for
 #: DDL where it matters), "scan" (that read always), "off" (none: TABLE_MAPs as

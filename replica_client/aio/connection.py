@@ -25,6 +25,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
+from ..delivery import AckPolicy
 from ..errors import (
     BinlogPositionError,
     ConnectionLostError,
@@ -34,7 +35,7 @@ from ..errors import (
 )
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import SchemaHistory, SchemaTracker
-from ..session import Delivery, ReplicaSession, ResumePoint, StreamItem
+from ..session import Delivery, ReplicaSession, ResumePoint
 from .config import ReplicaConfig
 from .metrics import StreamMetrics
 from .protocol import ReplicaProtocol
@@ -57,8 +58,8 @@ class ConnectionKeeper:
     _delivery: Delivery
     #: The primary's global binlog_format, when it was read (for error messages).
     _binlog_format: str | None
-    _unacked: list[StreamItem]
-    _settling: bool
+    #: When semi-sync ACKs go out.
+    _acks: AckPolicy
     _closed: bool
     reconnects: int
     metrics: StreamMetrics
@@ -163,9 +164,8 @@ class ConnectionKeeper:
             raise
         self._protocol = protocol
         self._session = session
-        self._settling = session.semi_sync and cfg.ack_mode != "receipt"
-        auto = self._settling and cfg.ack_mode == "auto"
-        protocol.on_arrival = self._on_arrival if auto else None
+        self._acks.connected(session.semi_sync)
+        protocol.on_arrival = self._on_arrival if self._acks.early else None
         self._delivery.connected(session.machine.start)
         _log.debug("streaming from %s (%s)", cfg.address, session.machine.start)
 
@@ -175,7 +175,7 @@ class ConnectionKeeper:
         _log.info("connection to %s lost (%s); reconnecting", address, cause)
         if self._protocol is not None:
             self._protocol.close()
-        self._unacked.clear()  # ACKs cannot go to a closed connection
+        self._acks.connected(False)  # ACKs cannot go to a closed connection
         attempt = 0
         while True:
             await asyncio.sleep(policy.delay(attempt))

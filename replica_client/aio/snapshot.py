@@ -57,9 +57,8 @@ if TYPE_CHECKING:
     from ..session import StreamItem
 
 
-class ChangeSource(Protocol):
-    """What the snapshot's merge takes from the stream (``BinlogStream``): where it
-    stands, and its next item with that item's changes."""
+class StreamPlace(Protocol):
+    """Where the stream stands (``BinlogStream``, or the ``ChangeStream`` over it)."""
 
     @property
     def config(self) -> ReplicaConfig: ...
@@ -70,10 +69,16 @@ class ChangeSource(Protocol):
     @property
     def gtid_state(self) -> Gtid | MysqlGtidSet: ...
 
+
+class ChangeSource(StreamPlace, Protocol):
+    """What the snapshot's merge takes from the stream (the ``ChangeStream`` of
+    ``stream.changes()``): where it stands, and its next item with that item's
+    changes."""
+
     async def next_changes(self) -> tuple[StreamItem, list[Change]]: ...
 
 
-__all__ = ["ChangeSource", "SnapshotReader"]
+__all__ = ["ChangeSource", "SnapshotReader", "StreamPlace"]
 
 #: A change, and for a read row what it adds to its table's progress.
 _Item = tuple[Change, "tuple[TableProgress, Key, ReadPoint] | None"]
@@ -193,7 +198,7 @@ class SnapshotReader:
     def attached(self) -> bool:
         return self._run is not None
 
-    def stream_gtid(self, stream: ChangeSource) -> Gtid | MysqlGtidSet | None:
+    def stream_gtid(self, stream: StreamPlace) -> Gtid | MysqlGtidSet | None:
         """The stream's GTID state where it is the whole state (the stream started from a
         GTID state); None where it holds only what this stream delivered (a start at a
         file position or "now"): then positions compare."""

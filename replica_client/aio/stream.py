@@ -38,11 +38,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..binlog.constants import HEARTBEAT_TYPES
-from ..binlog.events import Event, QueryEvent, RowsEvent, TableMapEvent
-from ..changes import Change, ChangeBuilder, changes_rows
+from ..binlog.events import Event, RowsEvent, TableMapEvent
 from ..checkpoint import Checkpoint
+from ..delivery import AckPolicy
 from ..errors import ConnectionLostError, ReplicaTimeoutError, SnapshotError, StateError
-from ..position import FilePos, Gtid, MysqlGtidSet, PositionMaker
+from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import SchemaHistory, apply_schema, needs_schema, retype_rows
 from ..session import Delivery, ReplicaSession, StreamItem
 from ..snapshot import ReadPoint, SnapshotState
@@ -84,15 +84,9 @@ class BinlogStream(ConnectionKeeper):
         )
         #: The primary's global binlog_format, when it was read (for error messages).
         self._binlog_format: str | None = None
-        self._unacked: list[StreamItem] = []
-        # ack_mode="auto" with semi-sync: a transaction's end is ACKed as soon as it
-        # has arrived and everything before it was handed to the consumer ("manual":
-        # when the consumer calls ack() after that).
-        self._settling = False  # semi-sync negotiated, ack_mode auto or manual
-        self._caught_up = False  # the consumer holds everything taken so far
-        self._acked: StreamItem | None = None  # the last end ACKed ahead of the consumer
-        self._changes: ChangeBuilder | None = None  # the changes() consumer's builder
-        self._position = PositionMaker().make  # the changes' positions
+        #: When semi-sync ACKs go out (ack_mode).
+        self._acks = AckPolicy(config.ack_mode)
+        self._consumer: ChangeStream | None = None  # the changes() consumer
         self._schemas: dict[tuple[str, str, tuple[tuple[int, int], ...]], TableMapEvent | None] = {}
         self._closed = False
         self._ended = False
@@ -239,27 +233,20 @@ class BinlogStream(ConnectionKeeper):
         return self
 
     async def __anext__(self) -> Event:
-        protocol = self._protocol
-        if protocol is not None and self._plain and not self._closed and not self._ended:
-            # Fast path: items already buffered are handed out without awaiting.
-            while (item := protocol.take()) is not None:
-                self.pass_item(item)
-                event = item.event
-                if event is not None and item.deliver and not item.skipped:
-                    if self._settling:
-                        self.handed_over()
-                    return event
         if self._snapshot is not None:
             raise StateError(
                 "a snapshot's rows come as changes: iterate stream.changes(), not the stream"
             )
         while True:
-            item = await self._next_passed()
-            if item.for_consumer:
-                assert item.event is not None
-                if self._settling:
-                    self.handed_over()
-                return item.event
+            # items already received are handed out without awaiting
+            item = self.take_buffered()
+            if item is None:
+                item = await self.next_passed()
+            if item.deliver:
+                acks = self._acks
+                if acks.settling and acks.handed_over():
+                    self._settle()
+                return item.event  # type: ignore[return-value]  # (passed: not None)
 
     def changes(self) -> ChangeStream:
         """Row changes instead of events: ``async for change in stream.changes()``."""
@@ -304,6 +291,8 @@ class BinlogStream(ConnectionKeeper):
             )
         self._plain = False
         self._snapshot = reader
+        if self._consumer is not None:
+            self._consumer.snapshot_began(reader)
 
     async def ack(self) -> None:
         """Manual ACK mode: acknowledge every transaction handed out so far.
@@ -327,7 +316,7 @@ class BinlogStream(ConnectionKeeper):
         With semi-sync in ``ack_mode="auto"``, a transaction whose end has
         arrived and whose events (or changes) were all handed out is ACKed first.
         """
-        if self._settling and self._config.ack_mode == "auto" and not self._closed:
+        if self._acks.early and not self._closed:
             self._settle()
         self._closed = True
         if self._snapshot is not None:
@@ -336,10 +325,37 @@ class BinlogStream(ConnectionKeeper):
             self._protocol.close()
             await asyncio.sleep(0)
 
-    # -- delivery ---------------------------------------------------------------------------
+    # -- the one item source (BinlogStream.__anext__ and ChangeStream) ----------------------
 
-    async def _next_passed(self) -> StreamItem:
-        """The next item the consumer passes (events for it, or filtered ones)."""
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def current_gtid(self) -> str | None:
+        """The GTID of the transaction the last passed item belongs to, if known."""
+        return self._delivery.gtid
+
+    def take_buffered(self) -> StreamItem | None:
+        """The next passed item (an event, not skipped) among those already received,
+        without awaiting; None when :meth:`next_passed` must be awaited (nothing
+        buffered, a schema provider to ask, a snapshot, or the stream is over)."""
+        protocol = self._protocol
+        if protocol is None or not self._plain or self._closed or self._ended:
+            return None
+        while (item := protocol.take()) is not None:
+            self._pass_item(item)
+            if item.event is not None and not item.skipped:
+                self._acks.caught_up = False
+                return item
+        return None
+
+    async def next_passed(self) -> StreamItem:
+        """The next passed item: an event (for the consumer, or filtered out), not skipped.
+
+        Raises:
+            StopAsyncIteration: the stream ended (non-blocking) or was closed.
+        """
         if self._closed:
             raise StopAsyncIteration
         while True:
@@ -368,11 +384,24 @@ class BinlogStream(ConnectionKeeper):
             assert isinstance(item, StreamItem)
             if item.event is not None and not item.skipped:
                 item = await self._with_schema(item)
-            self.pass_item(item)
+            self._pass_item(item)
             if item.event is not None and not item.skipped:
+                self._acks.caught_up = False
                 return item
 
-    def pass_item(self, item: StreamItem) -> None:
+    def serve_changes(self, consumer: ChangeStream) -> SnapshotReader | None:
+        """Serve a ``changes()`` consumer (:class:`ChangeStream` calls it once): items
+        without changes are then passed on the way (``_settle``). Returns the snapshot
+        being read, if any (its rows come first)."""
+        self._consumer = consumer
+        self._acks.takes = consumer.takes
+        return self._snapshot
+
+    def snapshot_over(self) -> None:
+        """The snapshot's seam is behind: plain streaming from here."""
+        self._snapshot = None
+
+    def _pass_item(self, item: StreamItem) -> None:
         """Bookkeeping for an item the consumer is handed (or that is filtered out)."""
         event = item.event
         # the metrics, counted here: this runs for every event
@@ -393,63 +422,16 @@ class BinlogStream(ConnectionKeeper):
             m.rows += len(getattr(event, "rows", ()))
         if self._delivery.passed(item):
             m.transactions += 1
-        if item.needs_ack:
-            mode = self._config.ack_mode
-            if mode == "receipt" or item is self._acked:
-                return  # ACKed when it was decoded, or when it arrived (_settle)
-            self._unacked.append(item)
-            if mode == "auto" or item.skipped:
-                self._send_acks()
-
-    def set_change_builder(self, builder: ChangeBuilder) -> None:
-        """Serve a ``changes()`` consumer that turns items into changes with ``builder``
-        (:class:`ChangeStream` calls it once): items without changes are passed on the
-        way (``_settle``), rows events and statements become changes."""
-        self._changes = builder
-
-    async def next_changes(self) -> tuple[StreamItem, list[Change]]:
-        """The next item passed to a ``changes()`` consumer, and its changes (none for
-        an event that gives none): the one source of changes, for :class:`ChangeStream`
-        and the snapshot's merge.
-
-        Raises:
-            StopAsyncIteration: the stream ended (non-blocking) or was closed.
-        """
-        item = await self._next_passed()
-        self._caught_up = False
-        event = item.event
-        if isinstance(event, RowsEvent):
-            return item, self.row_changes(item, event)
-        if type(event) is QueryEvent:
-            return item, self.statement_changes(item, event)
-        return item, []
-
-    def row_changes(self, item: StreamItem, event: RowsEvent) -> list[Change]:
-        """The changes of ``item``'s rows event, once it is passed (``changes()``).
-
-        Only row events need a position; the first (artificial) ROTATE of a GTID
-        start precedes any file name.
-        """
-        builder = self._changes
-        assert builder is not None
-        where = self._position(item.file, item.start) if item.file else None
-        return builder.rows(event, where, self._delivery.gtid)
-
-    def statement_changes(self, item: StreamItem, event: QueryEvent) -> list[Change]:
-        """What a passed QueryEvent gives a ``changes()`` consumer (see ChangeBuilder)."""
-        builder = self._changes
-        assert builder is not None
-        where = self._position(item.file, item.start) if item.file else None
-        return builder.statement(event, where, self._delivery.gtid)
+        if item.needs_ack and self._acks.passed(item):
+            self._send_acks()
 
     def handed_over(self) -> None:
         """The consumer now holds everything taken so far: ACK an end that follows."""
-        self._caught_up = True
-        if self._config.ack_mode == "auto":
+        if self._acks.handed_over():
             self._settle()
 
     def _on_arrival(self) -> None:
-        if self._caught_up and not self._closed:
+        if self._acks.caught_up and not self._closed:
             self._settle()
 
     def _settle(self) -> None:
@@ -461,31 +443,28 @@ class BinlogStream(ConnectionKeeper):
         """
         protocol = self._protocol
         session = self._session
-        if protocol is None or session is None or not self._caught_up:
+        if protocol is None or session is None or not self._acks.caught_up:
             return
-        changes = self._changes is not None
+        at_head = self._acks.at_head
         while (item := protocol.peek()) is not None:
-            if item.needs_ack and item is not self._acked:
-                self._acked = item
+            ack, stop = at_head(item)
+            if ack:
                 session.ack(item)
                 protocol.flush()
-            event = item.event
-            if item.for_consumer and (
-                not changes
-                or isinstance(event, RowsEvent)
-                or (type(event) is QueryEvent and changes_rows(event))
-            ):
+            if stop:
                 return  # the consumer is to be handed it (or its error)
             protocol.take()
-            self.pass_item(item)  # (the delivery follows the transactions of changes())
+            self._pass_item(item)  # (the delivery follows the transactions of changes())
 
     def _send_acks(self) -> None:
-        if not self._unacked or self._session is None or self._protocol is None:
+        session, protocol = self._session, self._protocol
+        if session is None or protocol is None:
             return
-        for item in self._unacked:
-            self._session.ack(item)
-        self._unacked.clear()
-        self._protocol.flush()
+        due = self._acks.due()
+        if due:
+            for item in due:
+                session.ack(item)
+            protocol.flush()
 
     async def _with_schema(self, item: StreamItem) -> StreamItem:
         """Apply the schema provider's names and types where the binlog lacks them."""
