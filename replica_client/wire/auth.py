@@ -60,7 +60,7 @@ class AuthPlugin:
 
     name: ClassVar[str] = ""
 
-    __slots__ = ("_password", "_random", "_scramble", "_server_public_key", "_tls")
+    __slots__ = ("_password", "_random", "_scramble", "_server_public_key", "_stepped", "_tls")
 
     def __init__(
         self,
@@ -75,6 +75,10 @@ class AuthPlugin:
         self._random = random_bytes
         self._server_public_key = server_public_key
         self._scramble = b""
+        #: Whether a two-step AuthMoreData exchange has taken its second step
+        #: (caching_sha2_password: the public key was asked for; parsec: the
+        #: signature was sent). The one-step plugins never set it.
+        self._stepped = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} plugin={self.name!r} tls={self._tls}>"
@@ -165,20 +169,7 @@ class CachingSha2Password(AuthPlugin):
     """MySQL ``caching_sha2_password``: fast scramble, full auth on a cache miss."""
 
     name = "caching_sha2_password"
-    __slots__ = ("_asked_key",)
-
-    def __init__(
-        self,
-        password: bytes,
-        *,
-        tls: bool,
-        random_bytes: RandomBytes = os.urandom,
-        server_public_key: bytes | None = None,
-    ) -> None:
-        super().__init__(
-            password, tls=tls, random_bytes=random_bytes, server_public_key=server_public_key
-        )
-        self._asked_key = False
+    __slots__ = ()
 
     def _first_response(self) -> bytes:
         if not self._password:
@@ -189,7 +180,7 @@ class CachingSha2Password(AuthPlugin):
         return scrambled
 
     def more_data(self, data: bytes) -> bytes | None:
-        if self._asked_key:
+        if self._stepped:
             return self._rsa_encrypt(data)
         if data == bytes((AuthSwitch.FAST_AUTH_SUCCESS,)):
             return None  # the OK packet follows
@@ -199,7 +190,7 @@ class CachingSha2Password(AuthPlugin):
             return self._cleartext()
         if self._server_public_key is not None:
             return self._rsa_encrypt(self._server_public_key)
-        self._asked_key = True
+        self._stepped = True
         return bytes((AuthSwitch.REQUEST_PUBLIC_KEY,))
 
 
@@ -215,26 +206,13 @@ class ParsecPassword(AuthPlugin):
     """
 
     name = "parsec"
-    __slots__ = ("_sent",)
-
-    def __init__(
-        self,
-        password: bytes,
-        *,
-        tls: bool,
-        random_bytes: RandomBytes = os.urandom,
-        server_public_key: bytes | None = None,
-    ) -> None:
-        super().__init__(
-            password, tls=tls, random_bytes=random_bytes, server_public_key=server_public_key
-        )
-        self._sent = False
+    __slots__ = ()
 
     def _first_response(self) -> bytes:
         return b""  # asks for the ext-salt
 
     def more_data(self, data: bytes) -> bytes | None:
-        if self._sent:
+        if self._stepped:
             raise ProtocolError("parsec: unexpected second AuthMoreData packet")
         if len(data) < 3 or data[0] != ord("P") or data[1] > _PARSEC_MAX_FACTOR:
             raise ProtocolError("parsec: malformed ext-salt from the server")
@@ -245,7 +223,7 @@ class ParsecPassword(AuthPlugin):
         nonce = self._random(_PARSEC_NONCE_LEN)
         key = Ed25519PrivateKey.from_private_bytes(seed)
         signature = key.sign(self._scramble[:_ED25519_SCRAMBLE_LEN] + nonce)
-        self._sent = True
+        self._stepped = True
         return nonce + signature
 
 
