@@ -146,17 +146,28 @@ class DmlReading:
     columns_at: int | None
 
 
-def read_dml(sql: str) -> DmlReading | None:
-    """The tokens and target tables of an INSERT, REPLACE, UPDATE, DELETE or LOAD
-    statement; None when they cannot be read."""
-    dialect = dialect_for()
+def _read_with(
+    rule: Callable[[DdlParser], exp.Expr | None], sql: str, dialect: MySQL
+) -> tuple[list[Token], list[exp.Expr | None]] | None:
+    """The tokens of ``sql`` and the trees :class:`DdlParser` reads from them with one of
+    its grammar rules (``rule``) in place of a whole statement; None when the text does
+    not tokenize or the rule does not read it."""
     try:
         tokens = dialect.tokenize(sql)
         parser = DdlParser(dialect=dialect, error_level=ErrorLevel.IMMEDIATE)
-        method = cast("Callable[[Parser], exp.Expr | None]", DdlParser._dml_targets)
-        trees = parser._parse(method, tokens, sql)
+        trees = parser._parse(cast("Callable[[Parser], exp.Expr | None]", rule), tokens, sql)
     except (TokenError, ParseError):
         return None
+    return tokens, trees
+
+
+def read_dml(sql: str) -> DmlReading | None:
+    """The tokens and target tables of an INSERT, REPLACE, UPDATE, DELETE or LOAD
+    statement; None when they cannot be read."""
+    read = _read_with(DdlParser._dml_targets, sql, dialect_for())
+    if read is None:
+        return None
+    tokens, trees = read
     if len(trees) != 1 or not isinstance(trees[0], DmlTargets):
         return None
     node = trees[0]
@@ -173,14 +184,10 @@ def salvage_tables(
     """The tables a table DDL statement that :func:`parse_ddl` refuses names (read from
     its start), or None when they cannot be told (a database statement, a RENAME TABLE
     list that does not read, a text that does not tokenize)."""
-    dialect = dialect_for(ansi_quotes, backslash_escapes)
-    try:
-        tokens = dialect.tokenize(sql)
-        parser = DdlParser(dialect=dialect, error_level=ErrorLevel.IMMEDIATE)
-        method = cast("Callable[[Parser], exp.Expr | None]", DdlParser._salvage)
-        trees = parser._parse(method, tokens, sql)
-    except (TokenError, ParseError):
+    read = _read_with(DdlParser._salvage, sql, dialect_for(ansi_quotes, backslash_escapes))
+    if read is None:
         return None
+    trees = read[1]
     if not trees or not isinstance(trees[0], exp.Tuple):
         return None
     tables = [t for t in trees[0].expressions if isinstance(t, exp.Table)]
