@@ -69,6 +69,8 @@ _TEMPLATE_PREFIX = "replica-client-template-"
 #: Prefixes of the temporary directories the harness owns (swept when their owner died).
 TEMP_PREFIXES = (_TEMPLATE_PREFIX, "replica-client-mariadb-")
 _PLUGIN = re.compile(r"[a-z0-9_]{1,64}")
+#: The flags every kind's binlog_args ends its common part with.
+_BINLOG_TAIL = ("--max-allowed-packet=1G", "--skip-name-resolve")
 
 
 # -- where a server's files are ----------------------------------------------------------------
@@ -132,6 +134,9 @@ class ServerKind(ABC):
     base_innodb: tuple[str, ...] = ()
     #: Flags that trade durability against a machine crash for speed (a killed server is safe).
     fast_io: tuple[str, ...] = ()
+    #: The flag that writes the statement text of row events (set but where a variant
+    #: keeps the server's defaults).
+    _statement_text_flag: str = ""
 
     def __repr__(self) -> str:
         return f"<ServerKind {self.name}>"
@@ -141,6 +146,19 @@ class ServerKind(ABC):
     @abstractmethod
     def binlog_args(self, variant: ServerVariant) -> list[str]:
         """The server flags of ``variant`` that need no files on disk."""
+
+    def _binlog_head(self, variant: ServerVariant) -> list[str]:
+        """The flags every kind's :meth:`binlog_args` starts with: the binlog, the server id,
+        the format, row image and checksum of ``variant``, and the statement text of row
+        events unless ``variant`` keeps the server's defaults."""
+        return [
+            "--log-bin=mysql-bin",
+            "--server-id=1",
+            *self._format_args(variant),
+            f"--binlog-row-image={variant.row_image}",
+            f"--binlog-checksum={variant.checksum}",
+            *([] if variant.is_server_defaults else [self._statement_text_flag]),
+        ]
 
     def _format_args(self, variant: ServerVariant) -> list[str]:
         """``--binlog-format``/``--binlog-row-metadata`` where ``variant`` differs from the
@@ -261,19 +279,15 @@ class MariaDB(ServerKind):
     base_innodb = ("--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M")
     fast_io = ("--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--skip-innodb-doublewrite")
 
+    # ON is the server's default too; a server-defaults variant leaves it unsaid
+    _statement_text_flag = "--binlog-annotate-row-events=ON"
+
     def binlog_args(self, variant: ServerVariant) -> list[str]:
         args = [
-            "--log-bin=mysql-bin",
-            "--server-id=1",
-            *self._format_args(variant),
-            f"--binlog-row-image={variant.row_image}",
-            f"--binlog-checksum={variant.checksum}",
-            # ON is the server's default too; a server-defaults variant leaves it unsaid
-            *([] if variant.is_server_defaults else ["--binlog-annotate-row-events=ON"]),
+            *self._binlog_head(variant),
             "--rpl-semi-sync-master-enabled=ON",
             "--rpl-semi-sync-master-timeout=500",
-            "--max-allowed-packet=1G",
-            "--skip-name-resolve",
+            *_BINLOG_TAIL,
         ]
         if variant.compress:
             args += ["--log-bin-compress=ON", "--log-bin-compress-min-len=10"]
@@ -383,24 +397,20 @@ class MySQL(ServerKind):
     base_innodb = ("--innodb-buffer-pool-size=64M", "--innodb-redo-log-capacity=32M")
     fast_io = ("--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--innodb-doublewrite=OFF")
 
+    # OFF by default: a server-defaults variant writes no Rows_query events
+    _statement_text_flag = "--binlog-rows-query-log-events=ON"
+
     def binlog_args(self, variant: ServerVariant) -> list[str]:
         # binlog_format is deprecated (a warning at start when set) and ROW by default:
         # it is set only for MIXED and STATEMENT.
         args = [
-            "--log-bin=mysql-bin",
-            "--server-id=1",
-            *self._format_args(variant),
-            f"--binlog-row-image={variant.row_image}",
-            f"--binlog-checksum={variant.checksum}",
-            # OFF by default: a server-defaults variant writes no Rows_query events
-            *([] if variant.is_server_defaults else ["--binlog-rows-query-log-events=ON"]),
+            *self._binlog_head(variant),
             "--gtid-mode=ON",
             "--enforce-gtid-consistency=ON",
             "--plugin-load-add=semisync_source.so",
             "--rpl-semi-sync-source-enabled=ON",
             "--rpl-semi-sync-source-timeout=500",
-            "--max-allowed-packet=1G",
-            "--skip-name-resolve",
+            *_BINLOG_TAIL,
             "--secure-file-priv=",
             "--mysqlx=OFF",
         ]
