@@ -19,12 +19,12 @@ import ssl
 from collections import deque
 from collections.abc import Iterator
 from types import TracebackType
-from typing import Final
+from typing import Final, Self
 
 from .errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError
 from .session import ReplicaSession, StreamItem
 
-__all__ = ["BlockingReplica"]
+__all__ = ["BlockingReplica", "SocketOwner"]
 
 _RECV_SIZE: Final = 1 << 20
 #: Events framed ahead of the consumer (bytes only), and decoded per step.
@@ -32,7 +32,32 @@ _AHEAD: Final = 1024
 _BATCH: Final = 32
 
 
-class BlockingReplica:
+class SocketOwner:
+    """Owns one blocking socket, and closes it on :meth:`close` or at the end of a
+    ``with`` block (the socket's errors on closing are ignored)."""
+
+    _sock: socket.socket | None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+class BlockingReplica(SocketOwner):
     """Streams ``session``'s items from ``host:port`` until the dump ends.
 
     Args:
@@ -63,24 +88,6 @@ class BlockingReplica:
         self._sock: socket.socket | None = None
         #: Bytes received from the primary so far.
         self.bytes_received = 0
-
-    def __enter__(self) -> BlockingReplica:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.close()
 
     def items(self) -> Iterator[StreamItem]:
         """Connect, register, and yield every item until the end of the dump."""

@@ -10,7 +10,6 @@ it in a worker thread.
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import ssl
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..binlog.events import QueryEvent
 from ..binlog.transactions import TransactionTracker
+from ..blocking import SocketOwner
 from ..errors import (
     ConnectionLostError,
     ReplicaError,
@@ -46,7 +46,7 @@ __all__ = ["SqlConnection", "client_error", "run", "scan_queries", "sql_literal"
 T = TypeVar("T")
 
 
-class SqlConnection:
+class SqlConnection(SocketOwner):
     """A client connection to the primary over the project's own wire protocol.
 
     The same login as the replication connection (every auth plugin it knows:
@@ -93,18 +93,6 @@ class SqlConnection:
     def _logged_in(self) -> bool:
         self._machine.next_result()  # the greeting and the login's packets
         return self._machine.ready
-
-    def __enter__(self) -> SqlConnection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.close()
 
     def rows(self, sql: str) -> list[tuple[str | None, ...]]:
         """The rows ``sql`` returns (none for a statement without a result set)."""
