@@ -27,19 +27,19 @@ INTEGER_TYPES: Final = frozenset({"tinyint", "smallint", "mediumint", "int", "bi
 NUMERIC_TYPES: Final = INTEGER_TYPES | {"decimal", "float", "double", "year"}
 TEXT_TYPES: Final = frozenset({"tinytext", "text", "mediumtext", "longtext"})
 BLOB_TYPES: Final = frozenset({"tinyblob", "blob", "mediumblob", "longblob"})
-GEOMETRY_TYPES: Final = frozenset(
-    {
-        "geometry",
-        "point",
-        "linestring",
-        "polygon",
-        "multipoint",
-        "multilinestring",
-        "multipolygon",
-        "geometrycollection",
-        "geomcollection",
-    }
+#: The spatial types, indexed by the binlog's geometry type code (GEOMETRY_TYPE metadata).
+GEOMETRY_NAMES: Final = (
+    "geometry",
+    "point",
+    "linestring",
+    "polygon",
+    "multipoint",
+    "multilinestring",
+    "multipolygon",
+    "geometrycollection",
 )
+#: The spatial types, with MySQL 8's spelling of GEOMETRYCOLLECTION.
+GEOMETRY_TYPES: Final = frozenset({*GEOMETRY_NAMES, "geomcollection"})
 #: Types whose values are text in a character set (ENUM/SET labels too).
 CHARACTER_TYPES: Final = frozenset({"char", "varchar", "enum", "set"}) | TEXT_TYPES
 

@@ -37,7 +37,15 @@ from ..binlog.columns import may_be_typed_binary
 from ..binlog.constants import BINARY_COLLATION, ColumnType
 from ..binlog.events import ColumnInfo, TableMapEvent
 from ..binlog.table_map import real_string_type
-from .model import BLOB_TYPES, GEOMETRY_TYPES, NUMERIC_TYPES, TEXT_TYPES, ColumnDef, TableDef
+from .model import (
+    BLOB_TYPES,
+    GEOMETRY_NAMES,
+    GEOMETRY_TYPES,
+    NUMERIC_TYPES,
+    TEXT_TYPES,
+    ColumnDef,
+    TableDef,
+)
 
 __all__ = ["Shape", "column_info", "expected_shapes", "shape_matches", "table_def_from_map"]
 
@@ -236,16 +244,6 @@ _TEMPORAL_NAMES: Final[dict[int, str]] = {
     T.TIMESTAMP: "timestamp",
 }
 _BLOB_KIND: Final = {1: "tiny", 2: "", 3: "medium", 4: "long"}
-_GEOMETRY_NAMES: Final = (
-    "geometry",
-    "point",
-    "linestring",
-    "polygon",
-    "multipoint",
-    "multilinestring",
-    "multipolygon",
-    "geometrycollection",
-)
 
 
 def table_def_from_map(
@@ -344,7 +342,7 @@ def _column_from_info(c: ColumnInfo, mariadb: bool, version: tuple[int, int]) ->
         return ColumnDef(data_type="json", **base)
     if t == T.GEOMETRY:
         g = c.geometry_type or 0
-        kind = _GEOMETRY_NAMES[g] if 0 <= g < len(_GEOMETRY_NAMES) else "geometry"
+        kind = GEOMETRY_NAMES[g] if 0 <= g < len(GEOMETRY_NAMES) else "geometry"
         if not mariadb and kind == "geometrycollection":
             kind = "geomcollection"
         return ColumnDef(data_type=kind, **base)
