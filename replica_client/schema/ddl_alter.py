@@ -110,6 +110,7 @@ class AlterRules(CreateRules):
         drop_pk = False
         add_pk: list[str] | None = None
         added: set[str] = set()
+        name: str | None  # None: an IF EXISTS action of a column the table lacks
         for action in actions:
             if isinstance(action, exp.ColumnDef):
                 name = action.name.lower()
@@ -119,38 +120,30 @@ class AlterRules(CreateRules):
                 create.append((action, None))
             elif isinstance(action, d.ChangeColumn):
                 source = action.args.get("rename_from") or action.this.this
-                name = source.name.lower()
-                if name not in old_names:
-                    if action.args.get("exists"):
-                        continue
-                    raise NotExactError(f"no column {source.name!r} to change")
+                name = _existing(source, action, old_names, "change")
+                if name is None:
+                    continue
                 if name in changes or name in renames:
                     raise NotExactError(f"column {source.name!r} changed twice")
                 changes[name] = action
                 added.add(action.this.name.lower())  # what a later ADD IF NOT EXISTS sees
                 create.append((action.this, action))
             elif isinstance(action, d.DropColumn):
-                name = action.name.lower()
-                if name not in old_names:
-                    if action.args.get("exists"):
-                        continue
-                    raise NotExactError(f"no column {action.name!r} to drop")
+                name = _existing(action, action, old_names, "drop")
+                if name is None:
+                    continue
                 drops[name] = True
             elif isinstance(action, exp.RenameColumn):
-                name = action.this.name.lower()
-                if name not in old_names:
-                    if action.args.get("exists"):
-                        continue
-                    raise NotExactError(f"no column {action.this.name!r} to rename")
+                name = _existing(action.this, action, old_names, "rename")
+                if name is None:
+                    continue
                 if name in renames or name in changes:
                     raise NotExactError(f"column {action.this.name!r} renamed twice")
                 renames[name] = action.args["to"].name
             elif isinstance(action, exp.AlterColumn):
-                name = action.this.name.lower()
-                if name not in old_names:
-                    if action.args.get("exists"):
-                        continue
-                    raise NotExactError(f"no column {action.this.name!r} to alter")
+                name = _existing(action.this, action, old_names, "alter")
+                if name is None:
+                    continue
                 visible = action.args.get("visible")
                 if visible is not None:
                     visibility[name] = visible == "INVISIBLE"
@@ -270,6 +263,22 @@ class AlterRules(CreateRules):
                 f"the labels' {column.charset} bytes as {cs}"
             )
         return replace(column, data_type=kind, charset=cs, collation=coll)
+
+
+def _existing(column: exp.Expr, action: exp.Expr, old_names: set[str], verb: str) -> str | None:
+    """The lower-case name of the table's column that ``action`` (a CHANGE, MODIFY, DROP,
+    RENAME or ALTER COLUMN) names by ``column``; None when the table has no such column
+    and the action says IF EXISTS.
+
+    Raises:
+        NotExactError: no such column, without IF EXISTS.
+    """
+    name: str = column.name.lower()
+    if name in old_names:
+        return name
+    if action.args.get("exists"):
+        return None
+    raise NotExactError(f"no column {column.name!r} to {verb}")
 
 
 def _changes_definition(action: exp.Expr) -> bool:
