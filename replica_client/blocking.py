@@ -17,7 +17,7 @@ import contextlib
 import socket
 import ssl
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Final, Self
 
@@ -37,6 +37,11 @@ class SocketOwner:
     ``with`` block (the socket's errors on closing are ignored)."""
 
     _sock: socket.socket | None
+    #: ``host:port`` of the primary, for messages.
+    address: str
+    #: The primary's host name, checked against its certificate when the TLS context
+    #: checks host names.
+    _host: str
 
     def __enter__(self) -> Self:
         return self
@@ -55,6 +60,36 @@ class SocketOwner:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.close()
+
+    def _open(self, connect: Callable[[], socket.socket]) -> socket.socket:
+        """The socket ``connect`` opens; its failure is a :class:`ConnectionLostError`."""
+        try:
+            return connect()
+        except OSError as exc:
+            raise ConnectionLostError(
+                f"cannot connect to the primary at {self.address}: {exc}"
+            ) from exc
+
+    def _wrap_tls(
+        self, sock: socket.socket, ctx: ssl.SSLContext | None, asker: str
+    ) -> socket.socket:
+        """``sock`` after the TLS handshake, now the owned socket; ``asker`` (what asked
+        for TLS) names it in the error when there is no ``ctx``.
+
+        Raises:
+            ConnectionLostError: no ``ctx``, or the handshake failed.
+        """
+        if ctx is None:
+            raise ConnectionLostError(f"the {asker} asked for TLS but no SSL context was given")
+        server_hostname = self._host if ctx.check_hostname else None
+        try:
+            sock = ctx.wrap_socket(sock, server_hostname=server_hostname)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConnectionLostError(
+                f"TLS handshake with the primary at {self.address} failed: {exc}"
+            ) from exc
+        self._sock = sock
+        return sock
 
 
 class BlockingReplica(SocketOwner):
@@ -138,28 +173,17 @@ class BlockingReplica(SocketOwner):
             self.close()
 
     def _connect(self) -> socket.socket:
-        try:
-            sock = socket.create_connection((self._host, self._port), timeout=self._connect_timeout)
-        except OSError as exc:
-            raise ConnectionLostError(
-                f"cannot connect to the primary at {self.address}: {exc}"
-            ) from exc
+        sock = self._open(
+            lambda: socket.create_connection(
+                (self._host, self._port), timeout=self._connect_timeout
+            )
+        )
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
         return sock
 
     def _start_tls(self, sock: socket.socket) -> socket.socket:
-        ctx = self._ssl_context
-        if ctx is None:
-            raise ConnectionLostError("the session asked for TLS but no SSL context was given")
-        server_hostname = self._host if ctx.check_hostname else None
-        try:
-            sock = ctx.wrap_socket(sock, server_hostname=server_hostname)
-        except (ssl.SSLError, OSError) as exc:
-            raise ConnectionLostError(
-                f"TLS handshake with the primary at {self.address} failed: {exc}"
-            ) from exc
-        self._sock = sock
+        sock = self._wrap_tls(sock, self._ssl_context, "session")
         self.session.tls_established()
         return sock
 

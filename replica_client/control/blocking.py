@@ -72,18 +72,16 @@ class SqlConnection(SocketOwner):
             dataclasses.replace(config.registration_settings(), start=None)
         )
         self._sock: socket.socket | None = None
-        try:
+
+        def connect() -> socket.socket:
             if config.unix_socket:
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 sock.settimeout(self._timeout)
                 sock.connect(config.unix_socket)
-            else:
-                sock = socket.create_connection((config.host, config.port), timeout=self._timeout)
-        except OSError as exc:
-            raise ConnectionLostError(
-                f"cannot connect to the primary at {self.address}: {exc}"
-            ) from exc
-        self._sock = sock
+                return sock
+            return socket.create_connection((config.host, config.port), timeout=self._timeout)
+
+        self._sock = self._open(connect)
         try:
             self._pump(self._logged_in)
         except BaseException:
@@ -144,15 +142,7 @@ class SqlConnection(SocketOwner):
 
     def _start_tls(self) -> None:
         assert self._sock is not None
-        if self._ctx is None:
-            raise ConnectionLostError("the login asked for TLS but no SSL context was given")
-        server_hostname = self._host if self._ctx.check_hostname else None
-        try:
-            self._sock = self._ctx.wrap_socket(self._sock, server_hostname=server_hostname)
-        except (ssl.SSLError, OSError) as exc:
-            raise ConnectionLostError(
-                f"TLS handshake with the primary at {self.address} failed: {exc}"
-            ) from exc
+        self._wrap_tls(self._sock, self._ctx, "login")
         self._machine.tls_established()
 
 
