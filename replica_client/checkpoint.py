@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .position import FilePos, Gtid, MysqlGtidSet, parse_gtid_state
+from .position import FilePos, Gtid, MysqlGtidSet, point_from_json, point_to_json
 from .schema.history import SchemaHistory
 
 __all__ = ["Checkpoint"]
@@ -53,35 +53,35 @@ class Checkpoint:
         raise ConfigError("this checkpoint has neither a GTID state nor a position")
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "position": str(self.position) if self.position is not None else None,
-            "gtid": str(self.gtid_state),
-        }
+        """The binlog point in its one JSON form (:func:`~replica_client.position.point_to_json`),
+        and the schema history."""
+        out = point_to_json(self.position, self.gtid_state)
         if self.schema_history is not None:
             out["schema"] = self.schema_history.to_json()
         return out
 
     def to_json(self) -> str:
-        """The checkpoint as JSON text: ``{"position": "file:pos", "gtid": ..., "schema": ...}``."""
+        """The checkpoint as JSON text: ``{"file", "pos", "gtid", "schema"}``."""
         return json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Checkpoint:
-        """The inverse of :meth:`to_dict`.
+        """The inverse of :meth:`to_dict`; also reads checkpoints written as
+        ``{"position": "file:pos", ...}`` and the point of any resume point of the
+        project (a Spark offset's JSON, a snapshot's read point).
 
         Raises:
             ConfigError: not a checkpoint.
         """
         try:
-            position = data.get("position")
-            gtid = str(data.get("gtid") or "")
+            position, gtid = point_from_json(data)
             schema = data.get("schema")
             return cls(
-                FilePos.parse(position) if position else None,
-                parse_gtid_state(gtid) if gtid else Gtid(""),
+                position,
+                gtid if gtid is not None else Gtid(""),
                 SchemaHistory.from_json(schema) if schema is not None else None,
             )
-        except (ValueError, TypeError, AttributeError) as exc:
+        except (ValueError, TypeError, AttributeError, ConfigError) as exc:
             raise ConfigError(f"not a checkpoint: {exc}") from exc
 
     @classmethod

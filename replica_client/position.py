@@ -13,7 +13,7 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .accel import speedups
 from .errors import ConfigError
@@ -29,6 +29,8 @@ __all__ = [
     "missing_transactions",
     "parse_gtid_state",
     "parse_gtid_triples",
+    "point_from_json",
+    "point_to_json",
     "validate_binlog_file_name",
 ]
 
@@ -420,3 +422,39 @@ def missing_transactions(
             named.insert(0, f"{mine.domain}-*-{after + 1}..{first - 1}")
         missing.extend(named)
     return tuple(missing)
+
+
+# -- the JSON form of a binlog point ------------------------------------------------------
+
+
+def point_to_json(
+    position: FilePos | None, gtid: Gtid | MysqlGtidSet | str | None
+) -> dict[str, Any]:
+    """The one JSON form of a point in a primary's binlog, shared by every resume
+    point (``Checkpoint``, the snapshot's read points, Spark's offsets):
+    ``{"file": name, "pos": offset, "gtid": state}``. ``file`` "" and ``pos`` 0:
+    no position known; ``gtid`` "": no transaction known, null: no GTIDs on that
+    primary."""
+    file, pos = (position.file, position.pos) if position is not None else ("", 0)
+    return {"file": file, "pos": pos, "gtid": None if gtid is None else str(gtid)}
+
+
+def point_from_json(data: Mapping[str, Any]) -> tuple[FilePos | None, Gtid | MysqlGtidSet | None]:
+    """The inverse of :func:`point_to_json` (also ``{"position": "file:pos"}``, the
+    form checkpoints were first written in).
+
+    Raises:
+        ConfigError: not a binlog point.
+    """
+    try:
+        file = data.get("file")
+        if file is None and "position" in data:
+            text = data["position"]
+            position = FilePos.parse(str(text)) if text else None
+        else:
+            position = FilePos(str(file), int(data.get("pos") or 0)) if file else None
+        gtid = data.get("gtid")
+        state = None if gtid is None else parse_gtid_state(str(gtid)) if gtid else Gtid("")
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"not a binlog point: {exc}") from exc
+    return position, state

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 from ..changes import Change
 from ..errors import ConfigError, SnapshotError
-from ..position import FilePos, Gtid, MysqlGtidSet, parse_gtid_state
+from ..position import FilePos, Gtid, MysqlGtidSet, point_from_json, point_to_json
 
 __all__ = [
     "Key",
@@ -72,21 +72,14 @@ class ReadPoint:
         return position.order >= self.position.order
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.position.file, "pos": self.position.pos, "gtid": _gtid_text(self.gtid)}
+        return point_to_json(self.position, self.gtid)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReadPoint:
-        gtid = data.get("gtid")
-        return cls(
-            FilePos(str(data["file"]), int(data["pos"])),
-            None if gtid is None else parse_gtid_state(str(gtid)),
-        )
-
-
-def _gtid_text(gtid: Gtid | MysqlGtidSet | None) -> str | None:
-    if gtid is None:
-        return None
-    return str(gtid)  # parse_gtid_state tells the two flavours' forms apart
+        position, gtid = point_from_json(data)
+        if position is None:
+            raise ValueError("a read point without a binlog position")
+        return cls(position, gtid)
 
 
 def _gtid_in(gtid: str, state: Gtid | MysqlGtidSet) -> bool:

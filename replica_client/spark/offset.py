@@ -1,9 +1,11 @@
 """The resume point of the streaming source: :class:`Offset` and its JSON form.
 
 Offsets are JSON objects ``{"file": "mysql-bin.000003", "pos": 1234, "gtid":
-"0-1-77"}``: the position right after a transaction and the MariaDB GTID state
-there. ``file`` is empty only for a query started from a GTID state that has
-not read a transaction yet.
+"0-1-77"}``: the position right after a transaction and the GTID state there,
+in the JSON form of every resume point of the project
+(:func:`~replica_client.position.point_to_json`; ``Checkpoint.from_dict`` reads
+an offset, :meth:`Offset.checkpoint` gives one). ``file`` is empty only for a
+query started from a GTID state that has not read a transaction yet.
 
 An offset also holds the schema history valid at it (``"schema"``) and, while
 a ``startingPosition=snapshot`` query has key ranges left, its snapshot plan.
@@ -16,8 +18,16 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..checkpoint import Checkpoint
 from ..errors import ConfigError
-from ..position import FilePos, Gtid, MysqlGtidSet, parse_gtid_state
+from ..position import (
+    FilePos,
+    Gtid,
+    MysqlGtidSet,
+    parse_gtid_state,
+    point_from_json,
+    point_to_json,
+)
 from ..schema import SchemaHistory
 from .history import history_from_json
 from .snapshot import Chunk
@@ -63,16 +73,19 @@ class Offset:
             initial = data.get("initial_schema")
             if not all(isinstance(v, dict | None) for v in (schema, initial)):
                 raise TypeError("schema is not an object")
+            position, gtid = point_from_json(data)
+            if gtid is None:
+                raise KeyError("gtid")
             return cls(
-                str(data.get("file") or ""),
-                int(data.get("pos") or 0),
+                position.file if position is not None else "",
+                position.pos if position is not None else 0,
                 str(data["gtid"]),
                 str(data.get("host") or ""),
                 json.dumps(snapshot, separators=(",", ":")) if snapshot else "",
                 schema,
                 initial,
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, ConfigError) as exc:
             shown = data
             if isinstance(data, dict):
                 shown = {k: v for k, v in data.items() if k not in _HISTORIES}
@@ -81,7 +94,7 @@ class Offset:
     def to_json(self) -> dict[str, Any]:
         """The JSON form Spark keeps (the history last: an offset read back and written
         again is the same text, as Spark compares offsets by their text)."""
-        out: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        out = point_to_json(FilePos(self.file, self.pos) if self.file else None, self.gtid)
         if self.host:
             out["host"] = self.host
         if self.snapshot:
@@ -142,3 +155,13 @@ class Offset:
     def gtid_state(self) -> Gtid | MysqlGtidSet:
         """The GTID state at this offset (MariaDB state or MySQL executed set)."""
         return parse_gtid_state(self.gtid)
+
+    def checkpoint(self) -> Checkpoint:
+        """This offset as the resume point of a stream: ``connect(start=...)`` goes on
+        from it (on the offset's primary; by its GTID state elsewhere).
+
+        Raises:
+            ConfigError: its ``schema`` is not a schema history's JSON form.
+        """
+        position = FilePos(self.file, self.pos) if self.file else None
+        return Checkpoint(position, self.gtid_state() if self.gtid else Gtid(""), self.history())
