@@ -75,7 +75,7 @@ def test_a_snapshot_state_keeps_its_points_in_the_one_form() -> None:
 @pytest.mark.parametrize(
     "bad",
     [
-        {"file": "../etc/passwd", "pos": 4, "gtid": ""},
+        {"file": "mysql bin;000001", "pos": 4, "gtid": ""},
         {"file": "mysql-bin.000001", "pos": "four", "gtid": ""},
         {"file": "mysql-bin.000001", "pos": 4, "gtid": "not a gtid"},
         {"position": "no-colon", "gtid": ""},
