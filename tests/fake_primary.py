@@ -194,6 +194,11 @@ class FakePrimary:
     err: tuple[int, str] = (1236, "Could not find first log file name in binary log index file")
     gtid_binlog_pos: str = "0-1-5"
     ssl_offered: bool = False
+    #: More statements with a result set: SQL -> (column names, rows); a row of
+    #: ``None`` alone ends the result set with an ERR there.
+    results: dict[str, tuple[list[str], list[list[str | None] | None]]] = field(
+        default_factory=dict
+    )
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     # observations
     queries: list[str] = field(default_factory=list)
@@ -373,11 +378,14 @@ class FakePrimary:
             return self._check(clear == self.password + b"\0")
         raise AssertionError(f"unexpected auth data in stage {self._stage}")
 
-    def _result_set(self, names: list[str], rows: list[list[str | None]]) -> bytes:
+    def _result_set(self, names: list[str], rows: list[list[str | None] | None]) -> bytes:
         out = [self._packet(encode_lenenc_int(len(names)))]
         out += [self._packet(_column_def(n)) for n in names]
         out.append(self._packet(EOF_PACKET))
         for row in rows:
+            if row is None:
+                out.append(self._packet(err_packet(1317, "Query execution was interrupted")))
+                return b"".join(out)
             out.append(
                 self._packet(
                     b"".join(b"\xfb" if v is None else encode_lenenc_bytes(v.encode()) for v in row)
@@ -390,6 +398,8 @@ class FakePrimary:
         self.queries.append(sql)
         if sql.startswith("SET "):
             return self._packet(OK_PACKET)
+        if sql in self.results:
+            return self._result_set(*self.results[sql])
         if sql == "SELECT UNIX_TIMESTAMP()":
             return self._result_set(["UNIX_TIMESTAMP()"], [["1700000000"]])
         if sql == "SHOW VARIABLES LIKE 'SERVER_ID'":

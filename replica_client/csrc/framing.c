@@ -28,7 +28,7 @@ PyObject *frame_packet(PyObject *Py_UNUSED(module), PyObject *args) {
     return result;
 }
 
-/* frame_events(buf, pos, seq, max_payload, semi_sync, limit) -> (payloads, pos, seq)
+/* frame_events(buf, pos, seq, max_payload, semi_sync, limit, rows) -> (payloads, pos, seq)
  *
  * frame_packet for a run of binlog-stream packets: from ``pos``, up to
  * ``limit`` whole single-chunk packets with the next sequence ids whose
@@ -38,14 +38,19 @@ PyObject *frame_packet(PyObject *Py_UNUSED(module), PyObject *args) {
  * else (an incomplete, split, too large or out-of-sequence packet, an EOF or
  * ERR packet: the Python loop handles, and reports, those) and, with
  * ``semi_sync``, right after an event whose semi-sync header asks for an ACK
- * (the primary may restart its sequence ids after it). */
+ * (the primary may restart its sequence ids after it). With ``rows``, the run
+ * is of a text result set's row packets instead (wire/framing.py
+ * PacketFramer.next_rows): any payload but an EOF (0xFE, under 9 bytes) or
+ * ERR (0xFF) packet. */
 PyObject *frame_events(PyObject *Py_UNUSED(module), PyObject *const *args,
                               Py_ssize_t nargs) {
-    if (nargs != 6) {
+    if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError,
-                        "frame_events(buf, pos, seq, max_payload, semi_sync, limit)");
+                        "frame_events(buf, pos, seq, max_payload, semi_sync, limit, rows)");
         return NULL;
     }
+    int rows = PyObject_IsTrue(args[6]);
+    if (rows < 0) return NULL;
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     long seq = PyLong_AsLong(args[2]);
     Py_ssize_t max_payload = PyLong_AsSsize_t(args[3]);
@@ -64,9 +69,10 @@ PyObject *frame_events(PyObject *Py_UNUSED(module), PyObject *const *args,
         const unsigned char *p = base + pos;
         Py_ssize_t length = (Py_ssize_t)p[0] | ((Py_ssize_t)p[1] << 8) | ((Py_ssize_t)p[2] << 16);
         if (length >= 0xFFFFFF || length > max_payload || p[3] != (seq & 0xFF) ||
-            view.len - pos - 4 < length || length == 0 || p[4] != 0x00) {
+            view.len - pos - 4 < length || length == 0) {
             break;
         }
+        if (rows ? (p[4] == 0xFF || (p[4] == 0xFE && length < 9)) : p[4] != 0x00) break;
         PyObject *payload = PyBytes_FromStringAndSize((const char *)p + 4, length);
         if (payload == NULL || PyList_Append(list, payload) < 0) {
             Py_XDECREF(payload);

@@ -48,13 +48,22 @@ def _load_frame_packet() -> _FramePacket | None:
 
 
 _frame_packet: Final = _load_frame_packet()
-_FrameEvents = Callable[[bytearray, int, int, int, bool, int], "tuple[list[bytes], int, int]"]
+_FrameEvents = Callable[
+    [bytearray, int, int, int, bool, int, bool], "tuple[list[bytes], int, int]"
+]
 
 
 def _frame_events_py(
-    buf: bytearray, pos: int, seq: int, max_payload: int, semi_sync: bool, limit: int
+    buf: bytearray,
+    pos: int,
+    seq: int,
+    max_payload: int,
+    semi_sync: bool,
+    limit: int,
+    rows: bool = False,
 ) -> tuple[list[bytes], int, int]:
-    # The loop of the accelerator's frame_events (see PacketFramer.next_events).
+    # The loop of the accelerator's frame_events (see PacketFramer.next_events and
+    # next_rows).
     payloads: list[bytes] = []
     size = len(buf)
     with memoryview(buf) as view:  # released before buf can be resized
@@ -68,7 +77,12 @@ def _frame_events_py(
                 or chunk_seq != seq
                 or end > size
                 or length == 0
-                or buf[pos + 4] != 0
+                or (
+                    # a row: not an EOF (0xFE, under 9 bytes) or ERR (0xFF) packet
+                    (buf[pos + 4] == 0xFF or (buf[pos + 4] == 0xFE and length < 9))
+                    if rows
+                    else buf[pos + 4] != 0  # an event: the 0x00 status byte
+                )
             ):
                 break
             payload = view[pos + 4 : end].tobytes()
@@ -178,7 +192,29 @@ class PacketFramer:
                 return []
             if buf[pos + 3] == self._alt_seq:
                 seq = self._alt_seq
-        payloads, pos, seq = _frame_events(buf, pos, seq, self._max_payload, semi_sync, limit)
+        payloads, pos, seq = _frame_events(
+            buf, pos, seq, self._max_payload, semi_sync, limit, False
+        )
+        if payloads:
+            self._alt_seq = -1
+            self._pos = pos
+            self._seq = seq
+            self._compact()
+        return payloads
+
+    def next_rows(self, limit: int) -> list[bytes]:
+        """Up to ``limit`` whole row packets of a text result set, in order, in one go.
+
+        Takes single-chunk packets with the expected sequence ids that are neither
+        EOF nor ERR packets, and stops before anything else: :meth:`next_packet`
+        frames, checks and reports every other packet (a row split in chunks, the
+        result set's end).
+        """
+        if self._parts or limit <= 0:
+            return []
+        payloads, pos, seq = _frame_events(
+            self._buf, self._pos, self._seq, self._max_payload, False, limit, True
+        )
         if payloads:
             self._alt_seq = -1
             self._pos = pos

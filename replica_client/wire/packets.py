@@ -388,9 +388,12 @@ class ResultSetReader:
 
     Sequence: ``column_count`` | column definitions | EOF | rows | EOF (or ERR).
     ``feed`` returns the finished :class:`ResultSet`, or ``None`` while more
-    packets are needed; an ERR packet raises its :class:`ServerError`.
+    packets are needed; an ERR packet raises its :class:`ServerError`. With
+    ``stream``, it returns the columns (no rows) once they are read: the rows
+    are the caller's to take.
     """
 
+    stream: bool = False
     column_count: int = -1
     columns: list[ColumnDefinition] = field(default_factory=list)
     rows: list[tuple[str | None, ...]] = field(default_factory=list)
@@ -415,7 +418,7 @@ class ResultSetReader:
                         f"result set announced {self.column_count} columns, got {len(self.columns)}"
                     )
                 self.in_rows = True
-                return None
+                return ResultSet(tuple(self.columns), ()) if self.stream else None
             self.columns.append(_parse_column_definition(payload))
             return None
         if is_eof_packet(payload):

@@ -435,13 +435,15 @@ class QueryMachine(RegistrationMachine):
     leaves the connection ready for the next statement.
     """
 
-    __slots__ = ("_sql_reader",)
+    __slots__ = ("_sql_reader", "_streaming")
 
     def __init__(
         self, settings: RegistrationSettings, *, random_bytes: RandomBytes = os.urandom
     ) -> None:
         super().__init__(settings, random_bytes=random_bytes)
         self._sql_reader: ResultSetReader | None = None
+        # query(stream=True): the result set's rows are taken by next_rows
+        self._streaming = False
 
     @property
     def ready(self) -> bool:
@@ -451,8 +453,12 @@ class QueryMachine(RegistrationMachine):
     def _logged_in(self) -> None:
         self.state = State.READY
 
-    def query(self, sql: str) -> None:
+    def query(self, sql: str, *, stream: bool = False) -> None:
         """Queue ``sql`` (COM_QUERY).
+
+        With ``stream``, :meth:`next_result` returns the result set's columns
+        (no rows) as soon as they are read, and :meth:`next_rows` hands out its
+        rows' packets as they arrive, unparsed.
 
         Raises:
             ProtocolError: the connection is not ready (logging in, or a statement
@@ -460,9 +466,50 @@ class QueryMachine(RegistrationMachine):
         """
         if self.state is not State.READY:
             raise ProtocolError(f"a statement cannot be sent in state {self.state.name}")
-        self._sql_reader = ResultSetReader()
+        self._sql_reader = ResultSetReader(stream=stream)
+        self._streaming = False
         self._out.append(self._framer.command(build_query(sql)))
         self.state = State.QUERYING
+
+    def next_rows(self, out: list[bytes], limit: int) -> bool:
+        """A streamed result set (``query(sql, stream=True)``, its columns returned by
+        :meth:`next_result`): append up to ``limit`` of its row packets' payloads to
+        ``out``, as received; True once the result set ended (the connection is
+        ready again). Each payload is one row: a length-encoded string or NULL
+        (0xFB) per column.
+
+        Raises:
+            ServerError: the statement failed while its rows were sent.
+            ProtocolError: no result set is being streamed, or bad packets.
+        """
+        if not self._streaming:
+            raise ProtocolError("no result set is being streamed")
+        framer = self._framer
+        while limit > 0:
+            rows = framer.next_rows(limit)
+            if rows:
+                out.extend(rows)
+                limit -= len(rows)
+                continue
+            payload = framer.next_packet()
+            if payload is None:
+                return False
+            if payload[:1] == bytes((ERR_MARKER,)):
+                self._streaming = False
+                self._sql_reader = None
+                self._transition(Input.ERR)
+                raise parse_err(payload)
+            if is_eof_packet(payload):
+                self._streaming = False
+                self._sql_reader = None
+                self._transition(Input.OK)
+                return True
+            if not payload:
+                self.state = State.FAILED
+                raise ProtocolError("empty packet in a result set")
+            out.append(payload)
+            limit -= 1
+        return False
 
     def next_result(self) -> ResultSet | None:
         """Process received packets: the login, then the running statement's reply.
@@ -475,8 +522,8 @@ class QueryMachine(RegistrationMachine):
             ProtocolError: the bytes do not follow the protocol.
         """
         while True:
-            if self.state in (State.READY, State.TLS_UPGRADE):
-                return None
+            if self.state in (State.READY, State.TLS_UPGRADE) or self._streaming:
+                return None  # (a streamed result set's rows are next_rows')
             if self.state is State.FAILED:
                 raise ProtocolError("the connection already failed")
             payload = self._framer.next_packet()
@@ -514,5 +561,9 @@ class QueryMachine(RegistrationMachine):
         if result is None:
             self._transition(Input.RESULT_PART)
             return None
+        if reader.stream:
+            self._transition(Input.RESULT_PART)
+            self._streaming = True  # the rows follow: next_rows
+            return result
         self._transition(Input.OK)
         return result

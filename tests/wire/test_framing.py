@@ -262,8 +262,9 @@ def test_event_batches_match_packet_by_packet(
     buf = bytearray(data)
     for pos in {0, *(c for c in cuts)}:
         for seq in (0, 1, 5):
-            args = (buf, pos, seq, max_payload, semi_sync, limit)
-            assert framing._frame_events(*args) == framing._frame_events_py(*args)
+            for rows in (False, True):
+                args = (buf, pos, seq, max_payload, semi_sync and not rows, limit, rows)
+                assert framing._frame_events(*args) == framing._frame_events_py(*args)
 
 
 def test_event_batches_take_runs_of_events() -> None:
@@ -291,3 +292,19 @@ def test_event_batches_take_the_reset_id_after_an_event_to_ack() -> None:
     framer.allow_reset(1)
     assert framer.next_events(True, 9) == [b"\x00\xef\x00c", b"\x00\xef\x00d"]
     assert framer.buffered == 0
+
+
+def test_row_batches_stop_at_the_end_of_the_result_set() -> None:
+    # A text result set's rows: any packet but EOF (0xFE, under 9 bytes) or ERR.
+    rows = [b"\x011\x03abc", b"\xfb\x00", b"\xfe" + bytes(9), b"\x00"]
+    framer = PacketFramer()
+    framer.receive_data(_encode([*rows, b"\xfe\x00\x00\x02\x00", b"\x011"]))
+    assert framer.next_rows(3) == rows[:3]  # (0xFE and 10 bytes: a row)
+    assert framer.next_rows(9) == [rows[3]]
+    assert framer.next_rows(9) == []  # the EOF packet is next_packet's
+    assert framer.next_packet() == b"\xfe\x00\x00\x02\x00"
+    err = PacketFramer()
+    err.receive_data(_encode([b"\x011", b"\xff\x10\x04#HY000boom"]))
+    assert err.next_rows(9) == [b"\x011"]
+    assert err.next_rows(9) == []
+    assert err.next_packet() == b"\xff\x10\x04#HY000boom"

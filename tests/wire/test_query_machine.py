@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replica_client.codec import read_lenenc_bytes_or_null
 from replica_client.errors import ProtocolError, ReplicaError, ServerError
 from replica_client.wire.packets import ResultSet
 from replica_client.wire.registration import QueryMachine, RegistrationSettings, State
@@ -110,14 +111,81 @@ def test_a_wrong_password_fails_the_login() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.binary(max_size=200))
-def test_any_reply_bytes_give_replica_errors_only(data: bytes) -> None:
+@given(data=st.binary(max_size=200), stream=st.booleans())
+def test_any_reply_bytes_give_replica_errors_only(data: bytes, stream: bool) -> None:
     fp = FakePrimary()
     m = _logged_in(fp)
-    m.query("SELECT UNIX_TIMESTAMP()")
+    m.query("SELECT UNIX_TIMESTAMP()", stream=stream)
     m.data_to_send()
     try:
         m.receive_data(data)
-        m.next_result()
+        if m.next_result() is not None and stream:
+            m.next_rows([], 100)
     except ReplicaError:
         pass
+
+
+_ROWS: list[list[str | None] | None] = [
+    ["1", "a"],
+    [None, ""],
+    ["3", "\u00e9" * 300],  # a length prefix of three bytes
+    ["4", None],
+]
+
+
+def _stream(
+    fp: FakePrimary, m: QueryMachine, sql: str, limit: int, byte_by_byte: bool
+) -> tuple[ResultSet | None, list[bytes], bool]:
+    m.query(sql, stream=True)
+    data = fp.receive(m.data_to_send())
+    header, rows, ended = None, list[bytes](), False
+    for chunk in [data[i : i + 1] for i in range(len(data))] if byte_by_byte else [data]:
+        m.receive_data(chunk)
+        if header is None and (header := m.next_result()) is None:
+            continue
+        while not ended:
+            before = len(rows)
+            ended = m.next_rows(rows, limit)
+            assert len(rows) - before <= limit
+            if len(rows) == before:
+                break
+    return header, rows, ended
+
+
+def _values(payload: bytes, n: int) -> tuple[str | None, ...]:
+    out, pos = [], 0
+    for _ in range(n):
+        value, pos = read_lenenc_bytes_or_null(payload, pos)
+        out.append(None if value is None else bytes(value).decode())
+    assert pos == len(payload)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("byte_by_byte", [False, True])
+@pytest.mark.parametrize("limit", [1, 3, 100])
+def test_a_streamed_result_set_hands_out_its_rows_unparsed(limit: int, byte_by_byte: bool) -> None:
+    fp = FakePrimary(results={"SELECT * FROM t": (["id", "name"], _ROWS)})
+    m = _logged_in(fp)
+    collected = _ask(fp, m, "SELECT * FROM t", False)
+    assert collected is not None
+    header, rows, ended = _stream(fp, m, "SELECT * FROM t", limit, byte_by_byte)
+    assert header is not None and header.rows == () and header.columns == collected.columns
+    assert ended and m.ready
+    assert [_values(r, 2) for r in rows] == list(collected.rows)
+    # the connection goes on: the next statement, collected as before
+    again = _ask(fp, m, "SELECT UNIX_TIMESTAMP()", byte_by_byte)
+    assert again is not None and again.rows == (("1700000000",),)
+
+
+def test_an_error_in_the_middle_of_streamed_rows_ends_the_statement() -> None:
+    fp = FakePrimary(results={"SELECT * FROM t": (["id", "name"], [["1", "a"], None])})
+    m = _logged_in(fp)
+    m.query("SELECT * FROM t", stream=True)
+    m.receive_data(fp.receive(m.data_to_send()))
+    assert m.next_result() is not None
+    rows: list[bytes] = []
+    with pytest.raises(ServerError) as info:
+        m.next_rows(rows, 100)
+    assert info.value.errno == 1317 and len(rows) == 1 and m.ready
+    with pytest.raises(ProtocolError, match="no result set is being streamed"):
+        m.next_rows(rows, 100)
