@@ -29,6 +29,7 @@ SPEEDUPS = Extension(
         "replica_client/_speedups.c",
         "replica_client/csrc/rows.c",
         "replica_client/csrc/rowplan.c",
+        "replica_client/csrc/textrows.c",
         "replica_client/csrc/changes.c",
         "replica_client/csrc/jsontext.c",
         "replica_client/csrc/framing.c",

@@ -1,6 +1,7 @@
 /* The compiled accelerator, replica_client._speedups: its module definition.
  * The parts, one file per job, are in csrc/: rows.c (value readers and the
- * row-image loop), rowplan.c (the RowPlan type), changes.c (the changes of a
+ * row-image loop), rowplan.c (the RowPlan type), textrows.c (the rows of a text
+ * result set, the TextRowPlan type), changes.c (the changes of a
  * rows event), jsontext.c (row images as JSON text), framing.c
  * (packets), header.c (event headers and their CRC32), maker.c (frozen
  * dataclasses without __init__). No I/O. */
@@ -34,8 +35,8 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "replica_client._speedups",
-    "Optional compiled accelerator for row images (see binlog/row_plans.py) and packet "
-    "framing (wire/framing.py).", -1, module_methods, NULL,
+    "Optional compiled accelerator for row images (see binlog/row_plans.py), text result "
+    "rows (snapshot/textrows.py) and packet framing (wire/framing.py).", -1, module_methods, NULL,
     NULL, NULL, NULL,
 };
 
@@ -44,6 +45,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     if (rows_init() < 0) return NULL;
     if (maker_init() < 0) return NULL;
     if (jsontext_init() < 0) return NULL;
+    if (textrows_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&RowPlanType);
@@ -62,7 +64,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (add_codes(m) < 0) {
+    if (add_codes(m) < 0 || add_text_codes(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

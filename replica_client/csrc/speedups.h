@@ -24,6 +24,11 @@ extern PyTypeObject RowPlanType;
 int rows_init(void); /* the datetime C API (one per file that uses it), RowPlanType */
 int add_codes(PyObject *m);
 
+/* textrows.c: the rows of a text result set (snapshot/textrows.py) */
+extern PyTypeObject TextRowPlanType;
+int textrows_init(void); /* the datetime C API, decimal.Decimal, TextRowPlanType */
+int add_text_codes(PyObject *m); /* TextRowPlan and TEXT_CODES */
+
 /* changes.c: the changes of a rows event (changes.py) */
 PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 

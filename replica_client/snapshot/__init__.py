@@ -25,6 +25,9 @@ Values are typed exactly as the binlog decoder types them: text through the
 decoder's own charset rules (:func:`~replica_client.binlog.columns.text_reader`),
 dates through its ``InvalidDate``/``InvalidDatetime`` rules, types the binlog
 does not say (UUID, INET, VECTOR) through :mod:`replica_client.schema`.
+``TablePlan.text_plan(collations).parse(payloads)`` turns a text result's row
+packets into rows by those rules at once (``textrows.py``; compiled when the
+accelerator is loaded).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from .state import (
     key_from_json,
     key_to_json,
 )
+from .textrows import TextCode, TextColumn, TextRowPlan, parse_rows
 
 __all__ = [
     "COLUMNS_SQL",
@@ -80,5 +84,9 @@ __all__ = [
     "Key",
     "Seam",
     "Segment",
+    "TextCode",
+    "TextColumn",
+    "TextRowPlan",
+    "parse_rows",
     "read_change",
 ]

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
+from ..binlog.charsets import encoding_for_collation
 from ..binlog.columns import geometry_value, make_date, make_datetime, text_reader
 from ..binlog.events import JSON_NULL, InvalidDatetime
 from ..changes import Change
 from ..errors import SnapshotError
 from ..schema.model import GEOMETRY_TYPES
 from .state import Key, ReadPoint
+from .textrows import TextCode, TextColumn, TextRowPlan, text_row_plan
 
 __all__ = [
     "COLUMNS_SQL",
@@ -126,10 +128,20 @@ class TablePlan:
 
     def converters(self, collations: Sequence[int | None]) -> list[Callable[[bytes], Any]]:
         """One conversion per column, given the collation id the server sent each with."""
+        return [c.convert for c in self.text_columns(collations)]
+
+    def text_columns(self, collations: Sequence[int | None]) -> list[TextColumn]:
+        """Each column's :class:`TextColumn` (code and conversion), given its collation id."""
         return [
-            _converter(c, collation, self.labels, self.mariadb)
+            _text_column(c, collation, self.labels, self.mariadb)
             for c, collation in zip(self.columns, collations, strict=True)
         ]
+
+    def text_plan(self, collations: Sequence[int | None]) -> TextRowPlan:
+        """The parser of this table's text row packets (``plan.parse(payloads)``), given
+        the collation id the server sent each column with; compiled when the accelerator
+        is loaded (see ``textrows.py``)."""
+        return text_row_plan(self.text_columns(collations))
 
 
 def _quote(name: str) -> str:
@@ -173,42 +185,57 @@ def _select(name: str, data_type: str, labels: bool) -> str:
 def _converter(
     c: ColumnPlan, collation: int | None, labels: bool, mariadb: bool
 ) -> Callable[[bytes], Any]:
+    return _text_column(c, collation, labels, mariadb).convert
+
+
+#: Text encodings (``encoding_for_collation``) the compiled plan decodes itself.
+_TEXT_CODES: Final = {
+    None: TextCode.BYTES,
+    "utf-8": TextCode.UTF8,
+    "utf8mb3": TextCode.UTF8MB3,
+    "latin1-mysql": TextCode.LATIN1,
+}
+_FALLBACK: Final = TextCode.FALLBACK
+
+
+def _text_column(c: ColumnPlan, collation: int | None, labels: bool, mariadb: bool) -> TextColumn:
     t = c.data_type
     if t in _INTEGERS or t == "year":
-        return int
+        return TextColumn(TextCode.INT, int)
     if t in ("enum", "set") and not labels:
-        return int
+        return TextColumn(TextCode.INT, int)
     if t == "bit":
-        return _bit
+        return TextColumn(_FALLBACK, _bit)
     if t == "decimal":
-        return _decimal
+        return TextColumn(TextCode.DECIMAL, _decimal)
     if t == "float":
-        return _float32
+        return TextColumn(TextCode.FLOAT32, _float32)
     if t == "double":
-        return float
+        return TextColumn(TextCode.DOUBLE, float)
     if t == "date":
-        return _date
+        return TextColumn(TextCode.DATE, _date)
     if t == "time":
-        return _time
+        return TextColumn(TextCode.TIME, _time)
     if t == "datetime":
-        return _datetime
+        return TextColumn(TextCode.DATETIME, _datetime)
     if t == "timestamp":
-        return _timestamp
+        return TextColumn(TextCode.TIMESTAMP, _timestamp)
     if t == "json" and not mariadb:
-        return _mysql_json
+        return TextColumn(_FALLBACK, _mysql_json)
     if t == "vector":
-        return _vector
+        return TextColumn(_FALLBACK, _vector)
     if t in GEOMETRY_TYPES:
-        return _geometry
+        return TextColumn(_FALLBACK, _geometry)
     if t in _TYPED:
-        return _TYPED[t]
+        return TextColumn(_FALLBACK, _TYPED[t])
     if t in _BYTES:
-        return bytes
+        return TextColumn(TextCode.BYTES, bytes)
     text = text_reader(collation, mariadb)
     if t == "set":
-        return lambda raw: _set_labels(text(memoryview(raw)))
+        return TextColumn(_FALLBACK, lambda raw: _set_labels(text(memoryview(raw))))
     if t in _TEXT or t == "json":
-        return lambda raw: text(memoryview(raw))
+        code = _TEXT_CODES.get(encoding_for_collation(collation, mariadb), _FALLBACK)
+        return TextColumn(code, lambda raw: text(memoryview(raw)))
     raise SnapshotError(f"column {c.name} has a type the snapshot cannot read: {c.column_type}")
 
 
