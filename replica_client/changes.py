@@ -165,9 +165,9 @@ def _row_changes(
 ) -> list[Change]:
     """``make(*fields)`` per row, with the row's image as a dict (``{name: value}``
     without the columns that are ``missing``) in ``fields[slots[0]]`` and its index
-    in ``fields[slots[2]]``; with ``slots[1] >= 0`` each row is a (before, after)
-    pair and the after image goes to ``fields[slots[1]]``. The accelerator's
-    ``row_changes`` does the same."""
+    in ``fields[slots[2]]`` (none with ``slots[2] < 0``); with ``slots[1] >= 0`` each
+    row is a (before, after) pair and the after image goes to ``fields[slots[1]]``.
+    The accelerator's ``row_changes`` does the same."""
     first, second, index = slots
     args = list(fields)
     out = []
@@ -178,7 +178,8 @@ def _row_changes(
             args[second] = row_image(names, after, missing)
         else:
             args[first] = row_image(names, row, missing)
-        args[index] = i
+        if index >= 0:
+            args[index] = i
         out.append(make(*args))
     return out
 

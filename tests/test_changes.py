@@ -141,6 +141,11 @@ def test_the_accelerated_row_changes_equal_the_python_ones(width: int) -> None:
         # more values than names: both stop at the names (as zip() does)
         args = (make, names[:1], rows, MISSING, _fields("insert"), changes._SLOTS["insert"])
         assert _shown(accelerated.row_changes(*args)) == _shown(changes._row_changes(*args))
+        # no row index (a snapshot's read rows): the field keeps what it was given
+        args = (make, names, rows, MISSING, _fields("read"), (4, -1, -1))
+        fast = accelerated.row_changes(*args)
+        assert _shown(fast) == _shown(changes._row_changes(*args))
+        assert {c.row_index for c in fast} == {0} and len(fast) == 50
 
     # a constructor that keeps no image: the copies still come from a live dict
     def items_only(*fields: Any) -> Any:

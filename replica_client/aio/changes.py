@@ -84,22 +84,22 @@ class ChangeStream:
 
     async def __anext__(self) -> Change:
         pending = self._pending
-        if self._reader is not None:
-            change = await self._from_snapshot(self._reader)
-            if change is not None:
-                return change
-        stream = self._stream
-        take = stream.take_buffered
-        changes_of = self._changes_of
-        while not pending:
-            # items already received are turned into changes without awaiting
-            item = take()
-            if item is None:
-                item = await stream.next_passed()
-            pending.extend(changes_of(item))
+        if not pending:
+            stream = self._stream
+            take = stream.take_buffered
+            changes_of = self._changes_of
+            while not pending:
+                if self._reader is not None:
+                    await self._from_snapshot(self._reader)
+                    continue
+                # items already received are turned into changes without awaiting
+                item = take()
+                if item is None:
+                    item = await stream.next_passed()
+                pending.extend(changes_of(item))
         change = pending.popleft()
         if not pending:
-            stream.handed_over()
+            self._stream.handed_over()
         return change
 
     async def aclose(self) -> None:
@@ -116,8 +116,16 @@ class ChangeStream:
     # -- the stream's side of the snapshot merge ----------------------------------------
 
     def snapshot_began(self, reader: SnapshotReader) -> None:
-        """A snapshot of tables starts (``stream.snapshot_table``): its rows come next."""
+        """A snapshot of tables starts (``stream.snapshot_table``): its rows come next
+        (the rest of a rows event decoded before it go as the seam keeps them)."""
+        keep = reader.keep
+        self._pending = deque(k for c in self._pending if (k := keep(c)) is not None)
         self._reader = reader
+
+    @property
+    def pending(self) -> int:
+        """Changes taken (from the stream or the snapshot) and not handed out yet."""
+        return len(self._pending)
 
     @property
     def config(self) -> ReplicaConfig:
@@ -143,23 +151,20 @@ class ChangeStream:
 
     # -- internals ----------------------------------------------------------------------
 
-    async def _from_snapshot(self, reader: SnapshotReader) -> Change | None:
-        """The next change while a snapshot runs; None once its seam is behind."""
+    async def _from_snapshot(self, reader: SnapshotReader) -> None:
+        """The next batch of changes while a snapshot runs (maybe none), into the
+        pending ones; the reader is dropped once its seam is behind."""
         stream = self._stream
         if stream.closed:
             raise StopAsyncIteration
-        pending = self._pending
-        while pending:  # the rest of a rows event decoded before the snapshot began
-            kept = reader.keep(pending.popleft())
-            if kept is not None:
-                return kept
         if not reader.attached:
             reader.attach(self)
-        change = await reader.next_change()
-        if change is None:
+        batch = await reader.next_batch()
+        if batch is None:
             self._reader = None  # the seam is behind: plain streaming
             stream.snapshot_over()
-        return change
+        else:
+            self._pending.extend(batch)
 
     def _changes_of(self, item: StreamItem) -> list[Change]:
         """The changes of a passed item: a rows event's rows, a statement's (see

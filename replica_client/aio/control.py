@@ -33,11 +33,10 @@ from ..control.blocking import client_error
 from ..control.primary import PrimaryState, ServerFacts, server_facts
 from ..control.procedure import (
     Answer,
-    Done,
     Procedure,
     Query,
     ScanQueries,
-    advance,
+    drive_awaiting,
     text_rows,
     tolerated,
 )
@@ -100,16 +99,7 @@ async def drive_async(procedure: Procedure[T], conn: Any) -> T:
     transaction): :func:`replica_client.control.procedure.drive` with ``await``. Text
     comes back as ``str`` whatever the connection's ``use_unicode``; a failed query is
     thrown into the procedure, as there."""
-    step = advance(procedure, None)
-    while not isinstance(step, Done):
-        try:
-            reply = await _answer(conn, step)
-        except Exception as exc:  # the answer failed: the procedure decides
-            step = advance(procedure, None, exc)
-        else:
-            step = advance(procedure, reply)
-    result: T = step.value
-    return result
+    return await drive_awaiting(procedure, lambda request: _answer(conn, request))
 
 
 async def _answer(conn: Any, request: Query | ScanQueries) -> Answer:

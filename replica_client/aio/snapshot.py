@@ -1,6 +1,6 @@
 """The snapshot driver: reads existing rows over a client connection, then hands over to the stream.
 
-Driver layer (aiomysql), used by :class:`~replica_client.aio.stream.BinlogStream`
+Driver layer, used by :class:`~replica_client.aio.stream.BinlogStream`
 when ``snapshot`` is set; the rules (read points, progress, value types, the
 seam) are in :mod:`replica_client.snapshot`.
 
@@ -9,27 +9,27 @@ snapshot_point`: MariaDB's consistent snapshot is exact without a lock, MySQL's
 is taken under a brief global read lock, RELOAD needed), asked over this
 reader's own connection so the transaction is its.
 
-Rows are read in primary-key order with a server-side cursor (consistent
-mode) or ``LIMIT`` chunks (chunked mode), as raw text-protocol values
-converted by the table's :class:`~replica_client.snapshot.TablePlan`.
+Rows are read over the project's own wire protocol
+(:class:`~replica_client.aio.sql.SqlConnection`) in primary-key order, one
+streamed SELECT per table (consistent mode) or ``LIMIT`` chunks (chunked
+mode); their row packets are typed in batches by the table's text-row plan
+(:meth:`~replica_client.snapshot.TablePlan.text_plan`: the same values as the
+binlog decoder gives).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import aiomysql
-import pymysql
-
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change
-from ..control.blocking import client_error
 from ..control.primary import NO_BINLOG, ServerFacts, binlog_end, server_facts, snapshot_point
-from ..errors import SnapshotError
+from ..control.procedure import Query
+from ..errors import ServerError, SnapshotError
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..snapshot import (
     COLUMNS_SQL,
@@ -47,11 +47,11 @@ from ..snapshot import (
     TableProgress,
     ddl_tables,
     plan_table,
-    read_change,
     select_sql,
 )
+from ..snapshot.reads import read_changes
 from .config import ReplicaConfig
-from .control import drive_async, open_control
+from .sql import SqlConnection, drive_sql
 
 if TYPE_CHECKING:
     from ..session import StreamItem
@@ -80,8 +80,11 @@ class ChangeSource(StreamPlace, Protocol):
 
 __all__ = ["ChangeSource", "SnapshotReader", "StreamPlace"]
 
-#: A change, and for a read row what it adds to its table's progress.
-_Item = tuple[Change, "tuple[TableProgress, Key, ReadPoint] | None"]
+#: What a batch of read rows adds to its table's progress once handed out: the
+#: table, the rows' keys in order, the point they were read at.
+_Marks = tuple["TableProgress", "list[Key]", "ReadPoint"]
+#: A batch of changes (read rows of one table, or the stream's), and its marks.
+_Item = tuple[list[Change], "_Marks | None"]
 
 _T = TypeVar("_T")
 _log = logging.getLogger("replica_client.snapshot")
@@ -105,13 +108,14 @@ class SnapshotReader:
         self._tables = tables if tables is not None else config.snapshot_tables
         self._mode = mode
         self._resume = resume
-        self._conn: Any = None
+        self._conn: SqlConnection | None = None
         self._mariadb = True
         self._facts: ServerFacts | None = None
         self._plans: dict[str, TablePlan] = {}
         self.state: SnapshotState | None = None
         self._seam: Seam | None = None
         self._run: AsyncGenerator[_Item, None] | None = None
+        self._marks: _Marks | None = None  # of the last batch, not settled yet
         self._tx_point: ReadPoint | None = None  # the consistent transaction's point
         self._descriptions: dict[str, tuple[Any, ...]] = {}
         self._ended = False
@@ -127,16 +131,12 @@ class SnapshotReader:
             SnapshotError: the snapshot cannot be taken as asked.
             ServerError, ConnectionLostError: the primary refused a statement, or was lost.
         """
-        try:
-            return await self._begin()
-        except pymysql.err.Error as exc:
-            raise client_error(exc, self._config.address) from exc
+        return await self._begin()
 
     async def _begin(self) -> ReadPoint:
         cfg = self._config
-        # Raw values: each column is converted by its plan, as the decoder types it.
-        self._conn = await open_control(cfg, use_unicode=False, conv={})
-        self._facts = facts = await drive_async(server_facts(), self._conn)
+        self._conn = await SqlConnection.open(cfg)
+        self._facts = facts = await drive_sql(server_facts(), self._conn)
         self._mariadb = facts.mariadb
         metadata = facts.row_metadata
         # With a schema history the stream's TABLE_MAPs are completed from it (ENUM/SET
@@ -215,7 +215,7 @@ class SnapshotReader:
         cfg = self._config
         wanted = self._tables
         rows = await self._rows(TABLES_SQL)
-        found = [(s.decode(), t.decode()) for s, t in rows]
+        found = [(_text(s), _text(t)) for s, t in rows]
         if wanted is not None:
             have = {f"{s}.{t}" for s, t in found}
             missing = [n for n in wanted if n not in have]
@@ -254,13 +254,13 @@ class SnapshotReader:
         """Start a consistent-snapshot transaction; the point it reads at."""
         self._in_tx = True
         assert self._facts is not None
-        end = await drive_async(snapshot_point(self._facts), self._conn)
+        end = await drive_sql(snapshot_point(self._facts), self._sql)
         assert end.position is not None
         return ReadPoint(end.position, end.gtid or None)
 
     async def _point_now(self) -> ReadPoint:
         assert self._facts is not None
-        end = await drive_async(binlog_end(self._facts, exact=True), self._conn)
+        end = await drive_sql(binlog_end(self._facts, exact=True), self._sql)
         if end.position is None:
             raise SnapshotError(NO_BINLOG)
         return ReadPoint(end.position, end.gtid or None)
@@ -272,21 +272,32 @@ class SnapshotReader:
 
     # -- the merged iteration -----------------------------------------------------------------
 
-    async def next_change(self) -> Change | None:
-        """The next change (a read row or a stream change); None once the seam is behind."""
+    async def next_batch(self) -> list[Change] | None:
+        """The next changes (read rows of one table, or the stream's kept by the seam;
+        maybe none); None once the seam is behind. The changes of the batch before
+        are taken to be handed out."""
         assert self._run is not None, "attach() first"
+        self.settle(0)
         try:
-            change, mark = await anext(self._run)
+            changes, self._marks = await anext(self._run)
         except StopAsyncIteration:
             await self.aclose()
             return None
-        except pymysql.err.Error as exc:  # the snapshot's own connection
-            await self.aclose()
-            raise client_error(exc, self._config.address) from exc
-        if mark is not None:  # a read row: its table's progress moves past its key
-            progress, key, point = mark
-            progress.read(progress.last_key, key, point)
-        return change
+        return changes
+
+    def settle(self, pending: int) -> None:
+        """The last batch is handed out but for its last ``pending`` changes: its table's
+        progress moves past the keys of the rows handed out (what a saved
+        ``snapshot_state`` resumes after)."""
+        marks = self._marks
+        if marks is None:
+            return
+        progress, keys, point = marks
+        handed = len(keys) - pending
+        if handed > 0:
+            progress.read(progress.last_key, keys[handed - 1], point)
+        if pending <= 0:
+            self._marks = None
 
     async def _changes(self) -> AsyncGenerator[_Item, None]:
         state = self.state
@@ -335,28 +346,25 @@ class SnapshotReader:
         if not plan.ordered_key:
             progress.segments.clear()  # read whole, from its start
         at = dt.datetime.now(dt.UTC)
-        cursor = await self._conn.cursor(aiomysql.SSCursor)
+        conn = self._sql
+        text = await self._execute_select(plan, progress.last_key, None)
+        finished = False
         try:
-            convert = await self._execute_select(cursor, plan, progress.last_key, None)
-            names = [c.name for c in plan.columns]
-            while batch := await self._fetch(cursor.fetchmany(_FETCH), plan):
-                for raw in batch:
-                    row = {
-                        n: None if v is None else f(v)
-                        for n, f, v in zip(names, convert, raw, strict=True)
-                    }
-                    mark = (progress, plan.key_of(row), point) if plan.ordered_key else None
-                    yield read_change(plan, row, point, at), mark
+            while (batch := await self._fetch(conn.next_rows(_FETCH), plan)) is not None:
+                changes, keys = read_changes(plan, text.parse(batch), point, at)
+                yield changes, (progress, keys, point) if keys is not None else None
+            finished = True
         finally:
-            if self._conn is not None:  # (closed: a stream closed in the middle of the table)
-                await cursor.close()
+            if not finished and conn.reading_rows:
+                # (the stream closed in the middle of the table: the rest of the result
+                # set is not read, the connection not used again)
+                self._close_connection()
         progress.read(progress.last_key, None, point)
         progress.done = True
 
-    async def _execute_select(
-        self, cursor: Any, plan: TablePlan, after: Key | None, limit: int | None
-    ) -> list[Callable[[bytes], Any]]:
-        """Run the table's SELECT; the value conversions of its columns.
+    async def _execute_select(self, plan: TablePlan, after: Key | None, limit: int | None) -> Any:
+        """Run the table's SELECT (its rows follow: ``next_rows``); the text-row plan
+        of its columns.
 
         Raises:
             _RedoError: the table's definition changed since it was planned.
@@ -367,12 +375,14 @@ class SnapshotReader:
         planned = [(c.name, c.data_type, c.column_type) for c in plan.columns]
         if [(n, d.lower(), t.lower()) for n, d, t in await self._columns(plan.name)] != planned:
             raise _RedoError()
-        await self._fetch(cursor.execute(select_sql(plan, after, None, limit)), plan)
-        fields = cursor._result.fields
-        shape = tuple((f.name, f.type_code, f.charsetnr, f.length) for f in fields)
+        conn = self._sql
+        columns = await self._fetch(conn.stream(select_sql(plan, after, None, limit)), plan)
+        shape = tuple((c.name, c.column_type, c.charset, c.length) for c in columns)
         if self._descriptions.setdefault(plan.name, shape) != shape:
+            while await conn.next_rows(10_000) is not None:
+                pass  # (the result set's rows, before the next statement)
             raise _RedoError()
-        return plan.converters([f.charsetnr for f in fields])
+        return plan.text_plan([c.charset for c in columns])
 
     @staticmethod
     async def _fetch(step: Awaitable[_T], plan: TablePlan) -> _T:
@@ -385,8 +395,8 @@ class SnapshotReader:
         """
         try:
             return await step
-        except Exception as exc:
-            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        except ServerError as exc:
+            code = exc.errno
             if code in (_TABLE_DEF_CHANGED, _UNKNOWN_COLUMN):
                 raise _RedoError() from exc
             if code == _NO_SUCH_TABLE:
@@ -412,24 +422,19 @@ class SnapshotReader:
                 async with aclosing(self._stream_until(point)) as before:
                     async for item in before:
                         yield item
-                at = dt.datetime.now(dt.UTC)
-                for row in rows:
-                    yield read_change(plan, row, point, at), (progress, plan.key_of(row), point)
+                changes, keys = read_changes(plan, rows, point, dt.datetime.now(dt.UTC))
+                assert keys is not None  # (chunks need a key in Python's order)
+                yield changes, (progress, keys, point)
                 if len(rows) < size:
                     progress.read(progress.last_key, None, point)
                     progress.done = True
 
-    async def _chunk(self, plan: TablePlan, after: Key | None, size: int) -> list[dict[str, Any]]:
-        async with self._conn.cursor() as cursor:
-            convert = await self._execute_select(cursor, plan, after, size)
-            names = [c.name for c in plan.columns]
-            return [
-                {
-                    n: None if v is None else f(v)
-                    for n, f, v in zip(names, convert, raw, strict=True)
-                }
-                for raw in await self._fetch(cursor.fetchall(), plan)
-            ]
+    async def _chunk(self, plan: TablePlan, after: Key | None, size: int) -> list[tuple[Any, ...]]:
+        text = await self._execute_select(plan, after, size)
+        rows: list[tuple[Any, ...]] = []
+        while (batch := await self._fetch(self._sql.next_rows(_FETCH), plan)) is not None:
+            rows.extend(text.parse(batch))
+        return rows
 
     async def _stream_until(self, point: ReadPoint | None) -> AsyncGenerator[_Item, None]:
         """The stream's changes kept by the seam, until it passed ``point`` (None: every point)."""
@@ -448,15 +453,15 @@ class SnapshotReader:
                 return
             event = item.event
             if isinstance(event, RowsEvent):
-                for change in changes:
-                    kept = seam.keep(change)
-                    if kept is not None:
-                        yield kept, None
+                keep = seam.keep
+                kept = [k for c in changes if (k := keep(c)) is not None]
+                if kept:
+                    yield kept, None
             else:
                 if isinstance(event, QueryEvent):
                     self._check_ddl(event)
-                for change in changes:  # a statement's (statements="deliver")
-                    yield change, None
+                if changes:  # a statement's (statements="deliver")
+                    yield changes, None
 
     def _check_ddl(self, event: QueryEvent) -> None:
         """Raise on a TRUNCATE, DROP or RENAME of a table whose rows are partly handed out:
@@ -474,23 +479,30 @@ class SnapshotReader:
             )
 
     async def aclose(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        self._close_connection()
         run, self._run = self._run, None
         if run is not None:
             await run.aclose()
 
     # -- SQL ----------------------------------------------------------------------------------
 
+    @property
+    def _sql(self) -> SqlConnection:
+        conn = self._conn
+        if conn is None:
+            raise SnapshotError("the snapshot's connection is closed")
+        return conn
+
+    def _close_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
     async def _rows(self, sql: str, args: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
-        async with self._conn.cursor() as cur:
-            await cur.execute(sql, args)
-            return list(await cur.fetchall())
+        return list(await self._sql.rows(Query(sql, tuple(args or ())).text))
 
     async def _execute(self, sql: str) -> None:
-        async with self._conn.cursor() as cur:
-            await cur.execute(sql)
+        await self._sql.rows(sql)
 
 
 class _RedoError(Exception):

@@ -178,6 +178,8 @@ class BinlogStream(ConnectionKeeper):
         reader = self._snapshot
         if reader is None or reader.state is None:
             return None
+        # the rows of the last batch not handed out yet are not read, for a resume
+        reader.settle(self._consumer.pending if self._consumer is not None else 0)
         start = reader.state.start
         return reader.state.resumed_at(
             ReadPoint(self.position or start.position, reader.stream_gtid(self))

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from .blocking import SqlConnection, run, scan_queries, sql_literal
+from .blocking import SqlConnection, run, scan_queries
 from .primary import (
     BinlogEnd,
     FailoverChoice,
@@ -26,7 +26,15 @@ from .primary import (
     server_facts,
     snapshot_point,
 )
-from .procedure import Procedure, Query, QueryFailed, ScannedQuery, ScanQueries, drive
+from .procedure import (
+    Procedure,
+    Query,
+    QueryFailed,
+    ScannedQuery,
+    ScanQueries,
+    drive,
+    sql_literal,
+)
 from .queries import PreparedHistory, prepare_history, table_definitions
 
 __all__ = [

@@ -41,7 +41,7 @@ from .procedure import (
 if TYPE_CHECKING:
     from ..aio.config import ReplicaConfig
 
-__all__ = ["SqlConnection", "client_error", "run", "scan_queries", "sql_literal"]
+__all__ = ["SqlConnection", "client_error", "run", "scan_queries"]
 
 T = TypeVar("T")
 
@@ -164,28 +164,9 @@ def client_error(exc: BaseException, address: str) -> ReplicaError:
     return ConnectionLostError(f"cannot connect to the primary at {address} (SQL): {exc}")
 
 
-def sql_literal(value: object) -> str:
-    """``value`` as an SQL literal that reads the same under every sql_mode: numbers
-    as they are, text as ``CONVERT(X'..' USING utf8mb4)``, None as NULL."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value).encode("utf-8")
-    return f"CONVERT(X'{text.hex()}' USING utf8mb4)" if text else "''"
-
-
-def _with_args(query: Query) -> str:
-    if not query.args:
-        return query.sql
-    return query.sql % tuple(sql_literal(a) for a in query.args)
-
-
 def _answer(conn: SqlConnection, query: Query) -> list[tuple[Any, ...]] | QueryFailed:
     try:
-        return conn.rows(_with_args(query))
+        return conn.rows(query.text)
     except ServerError as exc:
         if (failed := tolerated(query, exc)) is not None:
             return failed

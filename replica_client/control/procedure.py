@@ -14,7 +14,7 @@ runs on the same connection.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -33,7 +33,9 @@ __all__ = [
     "ScannedQuery",
     "advance",
     "drive",
+    "drive_awaiting",
     "one_row",
+    "sql_literal",
     "text_rows",
     "tolerated",
 ]
@@ -53,6 +55,26 @@ class Query:
     sql: str
     args: tuple[Any, ...] = ()
     tolerate: frozenset[int] = frozenset()
+
+    @property
+    def text(self) -> str:
+        """The statement with its ``args`` in place (``%s``) as SQL literals."""
+        if not self.args:
+            return self.sql
+        return self.sql % tuple(sql_literal(a) for a in self.args)
+
+
+def sql_literal(value: object) -> str:
+    """``value`` as an SQL literal that reads the same under every sql_mode: numbers
+    as they are, text as ``CONVERT(X'..' USING utf8mb4)``, None as NULL."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value).encode("utf-8")
+    return f"CONVERT(X'{text.hex()}' USING utf8mb4)" if text else "''"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +142,23 @@ def drive(procedure: Procedure[T], answer: Callable[[Query | ScanQueries], Answe
     while not isinstance(step, Done):
         try:
             reply = answer(step)
+        except Exception as exc:  # the answer failed: the procedure decides
+            step = advance(procedure, None, exc)
+        else:
+            step = advance(procedure, reply)
+    result: T = step.value
+    return result
+
+
+async def drive_awaiting(
+    procedure: Procedure[T], answer: Callable[[Query | ScanQueries], Awaitable[Answer]]
+) -> T:
+    """:func:`drive` for an answer that is awaited (the asyncio runners'); the same
+    rules."""
+    step = advance(procedure, None)
+    while not isinstance(step, Done):
+        try:
+            reply = await answer(step)
         except Exception as exc:  # the answer failed: the procedure decides
             step = advance(procedure, None, exc)
         else:

@@ -37,7 +37,8 @@ static PyObject *image_dict(PyObject *names, PyObject *row, PyObject *missing,
 /* row_changes(make, names, rows, missing, fields, slots) -> list: make(*fields)
  * for each row, with the row's image as a dict in fields[first] and its index in
  * fields[index], where (first, second, index) = slots; with second >= 0 each row
- * is a (before, after) pair of images, the second going to fields[second]. */
+ * is a (before, after) pair of images, the second going to fields[second]; with
+ * index < 0 the fields hold no row index (a snapshot's read rows). */
 #define MAX_FIELDS 32
 
 PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -54,8 +55,8 @@ PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (PyErr_Occurred()) return NULL;
     PyObject *make = args[0], *names = args[1], *rows = args[2], *missing = args[3];
     Py_ssize_t nf = PyTuple_GET_SIZE(args[4]);
-    if (nf > MAX_FIELDS || first < 0 || first >= nf || index < 0 || index >= nf ||
-        second >= nf || first == index || second == first || second == index) {
+    if (nf > MAX_FIELDS || first < 0 || first >= nf || index >= nf || second >= nf ||
+        second == first || (index >= 0 && (first == index || second == index))) {
         PyErr_SetString(PyExc_ValueError, "row_changes: slots out of the fields");
         return NULL;
     }
@@ -87,12 +88,16 @@ PyObject *row_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             held = shape; /* the change need not keep it */
             Py_INCREF(held);
         }
-        PyObject *at = PyLong_FromSsize_t(i);
-        if (at != NULL) {
-            call[first] = one;
-            call[index] = at;
+        call[first] = one;
+        if (index < 0) {
             change = PyObject_Vectorcall(make, call, (size_t)nf, NULL);
-            Py_DECREF(at);
+        } else {
+            PyObject *at = PyLong_FromSsize_t(i);
+            if (at != NULL) {
+                call[index] = at;
+                change = PyObject_Vectorcall(make, call, (size_t)nf, NULL);
+                Py_DECREF(at);
+            }
         }
         Py_DECREF(one);
         Py_XDECREF(two);

@@ -342,12 +342,15 @@ def build_semisync_ack(*, file: str, position: int) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class ColumnDefinition:
-    """The part of a Column Definition packet we use: names and type."""
+    """The part of a Column Definition packet we use: names, type, collation id and
+    display length."""
 
     schema: str
     table: str
     name: str
     column_type: int
+    charset: int = 0
+    length: int = 0
 
 
 def _parse_column_definition(payload: bytes) -> ColumnDefinition:
@@ -359,6 +362,8 @@ def _parse_column_definition(payload: bytes) -> ColumnDefinition:
             text, pos = read_lenenc_bytes_or_null(payload, pos)
             texts.append(text or b"")
         _, pos = read_lenenc_int_or_null(payload, pos)  # length of fixed fields (0x0c)
+        charset = payload[pos] | payload[pos + 1] << 8
+        length = int.from_bytes(payload[pos + 2 : pos + 6], "little")
         column_type = payload[pos + 6]
     except _TRUNCATED as exc:
         raise ProtocolError("truncated column definition packet") from exc
@@ -367,6 +372,8 @@ def _parse_column_definition(payload: bytes) -> ColumnDefinition:
         table=server_text(texts[3]),
         name=server_text(texts[4]),
         column_type=column_type,
+        charset=charset,
+        length=length,
     )
 
 
