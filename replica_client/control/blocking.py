@@ -26,7 +26,7 @@ from ..errors import (
     server_error,
 )
 from ..position import FilePos, Gtid, MysqlGtidSet
-from ..wire.packets import ResultSet
+from ..wire.packets import ColumnDefinition, ResultSet
 from .procedure import (
     Answer,
     Procedure,
@@ -72,6 +72,7 @@ class SqlConnection(SocketOwner):
             dataclasses.replace(config.registration_settings(), start=None)
         )
         self._sock: socket.socket | None = None
+        self._rows_ended = True  # no result set is being streamed
 
         def connect() -> socket.socket:
             if config.unix_socket:
@@ -105,6 +106,46 @@ class SqlConnection(SocketOwner):
 
         self._pump(done)
         return list(found[0].rows)
+
+    def stream(self, sql: str) -> tuple[ColumnDefinition, ...]:
+        """Run ``sql`` and return its result set's columns; its rows follow
+        (:meth:`next_rows`)."""
+        machine = self._machine
+        machine.query(sql, stream=True)
+        found: list[ResultSet] = []
+
+        def done() -> bool:
+            result = machine.next_result()
+            if result is not None:
+                found.append(result)
+            return bool(found)
+
+        self._pump(done)
+        self._rows_ended = not found[0].columns
+        return found[0].columns
+
+    def next_rows(self, limit: int) -> list[bytes] | None:
+        """Up to ``limit`` row packets of the streamed result set (at least one,
+        waiting for them), unparsed; None once it has ended.
+
+        Raises:
+            ServerError: the statement failed while its rows were sent.
+        """
+        if self._rows_ended:
+            return None
+        machine = self._machine
+        out: list[bytes] = []
+
+        def done() -> bool:
+            self._rows_ended = machine.next_rows(out, limit)
+            return self._rows_ended or bool(out)
+
+        try:
+            self._pump(done)
+        except ServerError:
+            self._rows_ended = True
+            raise
+        return out or None
 
     def _pump(self, done: Callable[[], bool]) -> None:
         """Move bytes until ``done()`` (which processes what arrived) is true."""

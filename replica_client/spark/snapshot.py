@@ -27,16 +27,9 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from ..control.blocking import SqlConnection, run
 from ..control.primary import NO_BINLOG, ServerFacts, binlog_end, server_facts, snapshot_point
-from ..control.procedure import (
-    Answer,
-    Procedure,
-    Query,
-    ScanQueries,
-    drive,
-    text_rows,
-    tolerated,
-)
+from ..control.procedure import Procedure, Query
 from ..errors import SnapshotError
 from ..snapshot import (
     COLUMNS_SQL,
@@ -52,7 +45,9 @@ from ..snapshot import (
     plan_table,
     select_sql,
 )
+from ..wire.packets import text_row_values
 from .changelog import ChangelogBuilder
+from .history import replica_config
 from .options import SourceOptions
 
 __all__ = ["Chunk", "ask_on", "plan_snapshot", "read_chunk"]
@@ -65,49 +60,47 @@ _FETCH = 1000
 T = TypeVar("T")
 
 
-def _connect(opts: SourceOptions) -> Any:
-    import pymysql
-    from pymysql.converters import conversions
+class _Connection:
+    """A task's (or the planner's) own client connection, in the snapshot's session
+    settings: the project's wire protocol (:class:`SqlConnection`), as the stream's
+    snapshot reader."""
 
-    # Raw values: each column is converted by its plan, as the decoder types it (no
-    # decoders; the encoders quote query arguments).
-    encoders = {k: v for k, v in conversions.items() if not isinstance(k, int)}
-    conn = pymysql.connect(**opts.connection_kwargs(), use_unicode=False, conv=encoders)
-    with conn.cursor() as cur:
-        for sql in SESSION_SQL:
-            cur.execute(sql)
-    return conn
+    def __init__(self, opts: SourceOptions) -> None:
+        self.config = replica_config(opts)
+        self.sql = SqlConnection(self.config)
+        try:
+            for statement in SESSION_SQL:
+                self.sql.rows(statement)
+        except BaseException:
+            self.sql.close()
+            raise
+
+    def rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return list(self.sql.rows(Query(sql, args).text))
+
+    def close(self) -> None:
+        self.sql.close()
 
 
-def _rows(conn: Any, sql: str, args: tuple[Any, ...] | None = None) -> list[tuple[Any, ...]]:
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return [tuple(r) for r in cur.fetchall()]
+def _connect(opts: SourceOptions) -> _Connection:
+    return _Connection(opts)
+
+
+def _rows(conn: _Connection, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    return conn.rows(sql, args)
 
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def ask_on(conn: Any, procedure: Procedure[T]) -> T:
-    """Drive a control-layer procedure over this task's own PyMySQL connection (so a
-    snapshot transaction it starts is the task's)."""
-    import pymysql
-
-    def answer(request: Query | ScanQueries) -> Answer:
-        if isinstance(request, ScanQueries):
-            raise TypeError("a binlog scan needs a replication connection")
-        try:
-            return text_rows(_rows(conn, request.sql, request.args or None))
-        except pymysql.err.MySQLError as exc:
-            if (failed := tolerated(request, exc)) is not None:
-                return failed
-            raise
-
-    return drive(procedure, answer)
+def ask_on(conn: _Connection, procedure: Procedure[T]) -> T:
+    """Drive a control-layer procedure over this task's own connection (so a snapshot
+    transaction it starts is the task's)."""
+    return run(conn.config, procedure, conn=conn.sql)
 
 
-def _server(conn: Any) -> ServerFacts:
+def _server(conn: _Connection) -> ServerFacts:
     """What the primary is; raises on NO_LOG metadata (no charsets for the values)."""
     facts = ask_on(conn, server_facts())
     if facts.mariadb and facts.row_metadata == "NO_LOG":
@@ -115,7 +108,7 @@ def _server(conn: Any) -> ServerFacts:
     return facts
 
 
-def _plan(conn: Any, name: str, facts: ServerFacts) -> TablePlan:
+def _plan(conn: _Connection, name: str, facts: ServerFacts) -> TablePlan:
     schema, _, table = name.partition(".")
     columns = [
         (_text(n), _text(d), _text(c)) for n, d, c in _rows(conn, COLUMNS_SQL, (schema, table))
@@ -131,7 +124,7 @@ def _plan(conn: Any, name: str, facts: ServerFacts) -> TablePlan:
     return plan
 
 
-def _point(conn: Any, facts: ServerFacts) -> tuple[str, int, str]:
+def _point(conn: _Connection, facts: ServerFacts) -> tuple[str, int, str]:
     """Start a consistent-snapshot transaction: (file, pos, GTID state) it reads at."""
     end = ask_on(conn, snapshot_point(facts))
     assert end.position is not None
@@ -161,7 +154,7 @@ def plan_snapshot(opts: SourceOptions, chunk_rows: int) -> tuple[tuple[str, int,
         conn.close()
 
 
-def _ranges(conn: Any, plan: TablePlan, chunk_rows: int) -> list[Chunk]:
+def _ranges(conn: _Connection, plan: TablePlan, chunk_rows: int) -> list[Chunk]:
     """``plan``'s table cut at every ``chunk_rows``-th key (one range: text keys)."""
     if not plan.ordered_key:
         return [(plan.name, None, None)]
@@ -170,11 +163,14 @@ def _ranges(conn: Any, plan: TablePlan, chunk_rows: int) -> list[Chunk]:
     after = None
     while True:
         sql = select_sql(plan, after, None, 1, key_only=True, offset=chunk_rows - 1)
-        found = _rows(conn, sql)
+        columns = conn.sql.stream(sql)
+        found = []
+        while (batch := conn.sql.next_rows(_FETCH)) is not None:
+            found += [text_row_values(p, len(columns)) for p in batch]
         if not found:
             out.append((plan.name, key_to_json(after), None))
             return out
-        upto = tuple(f(v) for f, v in zip(convert, found[0], strict=True))
+        upto = tuple(None if v is None else f(v) for f, v in zip(convert, found[0], strict=True))
         out.append((plan.name, key_to_json(after), key_to_json(upto)))
         after = upto
 
@@ -189,24 +185,14 @@ def read_chunk(opts: SourceOptions, chunk: Chunk) -> Iterator[pa.RecordBatch]:
         file, pos, gtid = _point(conn, facts)
         at = dt.datetime.now(dt.UTC)
         builder = ChangelogBuilder()
-        import pymysql.cursors
-
-        with conn.cursor(pymysql.cursors.SSCursor) as cur:
-            cur.execute(select_sql(plan, key_from_json(after), key_from_json(upto), None))
-            convert = plan.converters([f.charsetnr for f in cur._result.fields])
-            names = [c.name for c in plan.columns]
-            while batch := cur.fetchmany(_FETCH):
-                rows = [
-                    {
-                        n: None if v is None else f(v)
-                        for n, f, v in zip(names, convert, raw, strict=True)
-                    }
-                    for raw in batch
-                ]
-                builder.add_reads(
-                    plan.schema, plan.table, plan.key, rows, file, pos, gtid or None, at
-                )
-                yield from builder.ready()
+        sql = conn.sql
+        columns = sql.stream(select_sql(plan, key_from_json(after), key_from_json(upto), None))
+        text = plan.text_plan([c.charset for c in columns])
+        names = [c.name for c in plan.columns]
+        while (batch := sql.next_rows(_FETCH)) is not None:
+            rows = [dict(zip(names, values, strict=True)) for values in text.parse(batch)]
+            builder.add_reads(plan.schema, plan.table, plan.key, rows, file, pos, gtid or None, at)
+            yield from builder.ready()
         _rows(conn, "COMMIT")
         yield from builder.rest()
     finally:

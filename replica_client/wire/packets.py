@@ -56,6 +56,7 @@ __all__ = [
     "build_semisync_ack",
     "build_ssl_request",
     "semi_sync_ack_requested",
+    "text_row_values",
     "is_eof_packet",
     "parse_err",
     "parse_handshake",
@@ -430,15 +431,26 @@ class ResultSetReader:
             return None
         if is_eof_packet(payload):
             return ResultSet(tuple(self.columns), tuple(self.rows))
-        row: list[str | None] = []
-        pos = 0
-        try:
-            for _ in range(self.column_count):
-                value, pos = read_lenenc_bytes_or_null(payload, pos)
-                row.append(None if value is None else server_text(value))
-        except _TRUNCATED as exc:
-            raise ProtocolError("truncated result set row") from exc
-        if pos != len(payload):
-            raise ProtocolError(f"{len(payload) - pos} unexpected bytes after a result set row")
-        self.rows.append(tuple(row))
+        values = text_row_values(payload, self.column_count)
+        self.rows.append(tuple(None if v is None else server_text(v) for v in values))
         return None
+
+
+def text_row_values(payload: bytes, count: int) -> tuple[bytes | None, ...]:
+    """The ``count`` values of a text result set's row packet, as the bytes the server
+    sent (None: SQL NULL).
+
+    Raises:
+        ProtocolError: the packet is not a row of ``count`` values.
+    """
+    row: list[bytes | None] = []
+    pos = 0
+    try:
+        for _ in range(count):
+            value, pos = read_lenenc_bytes_or_null(payload, pos)
+            row.append(value)
+    except _TRUNCATED as exc:
+        raise ProtocolError("truncated result set row") from exc
+    if pos != len(payload):
+        raise ProtocolError(f"{len(payload) - pos} unexpected bytes after a result set row")
+    return tuple(row)
