@@ -6,12 +6,17 @@ Usage (from the repository root)::
     python3 -m benchmarks.snapshot_bench --rows 1000000
 
 A private MariaDB primary holds ``bench.snap`` (BIGINT key, INT, VARCHAR(32),
-DATETIME, DECIMAL(10,2); rows made server-side with the SEQUENCE engine). In
-a fresh process each, ``replica_client`` snapshots it in consistent and in
-chunked mode (``async for change in stream.changes()`` until the last read
-row, over loopback) and reports rows/s and its peak RSS (``VmHWM``); then
-``mariadb-dump --single-transaction --quick`` writes the same table to
-``/dev/null`` (its rows/s: the server-side reference). Requirement checked:
+DATETIME, DECIMAL(10,2); rows made server-side with the SEQUENCE engine) and
+``bench.wide`` (30 columns of mixed types: integers, DECIMAL, DOUBLE, FLOAT,
+DATE, DATETIME(6), TIMESTAMP, TIME, VARCHAR, TEXT, JSON, BLOB, ENUM;
+``--wide-rows``). In a fresh process each, ``replica_client`` snapshots
+``bench.snap`` in consistent and in chunked mode and ``bench.wide`` in
+consistent mode (``async for change in stream.changes()`` until the last read
+row, over loopback) and reports rows/s, MB/s of row data (the table's
+``DATA_LENGTH``) and its peak RSS (``VmHWM``); PyMySQL's ``SSCursor`` reads
+the same rows typed by PyMySQL (the everyday Python alternative); then
+``mariadb-dump --single-transaction --quick`` writes ``bench.snap`` to
+``/dev/null`` (text, untyped: the server-side reference). Requirement checked:
 peak RSS < 150 MB whatever the table size.
 """
 
@@ -41,9 +46,28 @@ __all__ = ["main"]
 _RSS_LIMIT_MB = 150
 
 
+def _pymysql_child(args: dict[str, Any]) -> dict[str, Any]:
+    import pymysql.cursors
+
+    reads = 0
+    began = time.perf_counter()
+    conn = pymysql.connect(
+        host=args["host"], port=args["port"], user=args["user"], password=args["password"]
+    )
+    with conn.cursor(pymysql.cursors.SSCursor) as cur:
+        cur.execute(f"SELECT * FROM {args['table']} ORDER BY id")
+        while batch := cur.fetchmany(1000):
+            reads += len(batch)
+    conn.close()
+    seconds = time.perf_counter() - began
+    return {"rows": reads, "seconds": seconds, "peak_rss_mb": peak_rss_kb() / 1024}
+
+
 def _child(args: dict[str, Any]) -> dict[str, Any]:
     from replica_client.aio import connect
 
+    if args["mode"] == "pymysql":
+        return _pymysql_child(args)
     reads = 0
 
     async def run() -> None:
@@ -55,7 +79,7 @@ def _child(args: dict[str, Any]) -> dict[str, Any]:
             password=args["password"],
             server_id=args["server_id"],
             snapshot=args["mode"],
-            snapshot_tables=("bench.snap",),
+            snapshot_tables=(args["table"],),
             blocking=False,
         ) as stream:
             async for change in stream.changes():
@@ -98,9 +122,33 @@ def _dump(srv: MariaDBServer) -> float:
     return time.perf_counter() - began
 
 
+_WIDE_COLUMNS = (
+    "id BIGINT PRIMARY KEY, i1 TINYINT, i2 SMALLINT, i3 MEDIUMINT, i4 INT, i5 BIGINT UNSIGNED, "
+    "d1 DECIMAL(12,2), d2 DECIMAL(20,6), d3 DECIMAL(38,10), f1 DOUBLE, f2 FLOAT, "
+    "t1 DATE, t2 DATETIME(6), t3 TIMESTAMP(3) NULL, t4 TIME(3), y1 YEAR, "
+    "s1 VARCHAR(16), s2 VARCHAR(64), s3 VARCHAR(255), s4 CHAR(8), x1 TEXT, x2 TEXT, "
+    "j1 JSON, b1 VARBINARY(32), b2 BLOB, e1 ENUM('a','b','c'), n1 INT NULL, n2 VARCHAR(10) NULL, "
+    "u1 INT UNSIGNED, k1 BIT(8)"
+)
+_WIDE_VALUES = (
+    "seq, seq % 100, seq % 30000, seq % 8000000, seq, seq * 1000, "
+    "seq / 100, seq / 7, seq / 3, seq / 11, seq / 13, "
+    "'2020-01-01' + INTERVAL (seq % 3650) DAY, '2024-01-01' + INTERVAL seq SECOND "
+    "+ INTERVAL (seq % 1000000) MICROSECOND, '2024-01-01' + INTERVAL seq SECOND, "
+    "SEC_TO_TIME(seq % 86400), 2000 + seq % 100, "
+    "CONCAT('s', seq), REPEAT('v', seq % 64), REPEAT('w', 100 + seq % 100), "
+    "LPAD(seq % 1000, 8, '0'), "
+    "REPEAT('text ', 10 + seq % 20), CONCAT('x', seq), "
+    "JSON_OBJECT('id', seq, 'tag', CONCAT('t', seq % 10)), UNHEX(MD5(seq)), REPEAT('b', seq % 50), "
+    "ELT(1 + seq % 3, 'a', 'b', 'c'), IF(seq % 5, seq, NULL), IF(seq % 3, NULL, 'n'), "
+    "seq % 4000000000, seq % 256"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--wide-rows", type=int, default=500_000)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
@@ -108,12 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_child(json.loads(opts.child))))
         return 0
     srv = MariaDBServer(
-        ServerVariant(
-            extra_args=("--innodb-buffer-pool-size=512M", "--innodb-log-file-size=512M")
-        )
+        ServerVariant(extra_args=("--innodb-buffer-pool-size=512M", "--innodb-log-file-size=512M"))
     )
     srv.start()
-    results: dict[str, Any] = {"rows": opts.rows}
+    results: dict[str, Any] = {"rows": opts.rows, "wide_rows": opts.wide_rows}
     try:
         password = secrets.token_hex(8)
         conn = pymysql.connect(
@@ -126,14 +172,28 @@ def main(argv: list[str] | None = None) -> int:
                 "CREATE TABLE bench.snap (id BIGINT PRIMARY KEY, a INT, b VARCHAR(32), "
                 "c DATETIME, d DECIMAL(10,2))"
             )
+            cur.execute(f"CREATE TABLE bench.wide ({_WIDE_COLUMNS})")
             step = 500_000
-            for low in range(1, opts.rows + 1, step):
-                high = min(opts.rows, low + step - 1)
-                cur.execute(
-                    "INSERT INTO bench.snap SELECT seq, seq % 1000, CONCAT('row-', seq), "
-                    "'2024-01-01' + INTERVAL seq SECOND, seq / 100 "
-                    f"FROM bench.seq_{low}_to_{high}"
-                )
+            for table, rows, values in (
+                (
+                    "snap",
+                    opts.rows,
+                    "seq, seq % 1000, CONCAT('row-', seq), "
+                    "'2024-01-01' + INTERVAL seq SECOND, seq / 100",
+                ),
+                ("wide", opts.wide_rows, _WIDE_VALUES),
+            ):
+                for low in range(1, rows + 1, step):
+                    high = min(rows, low + step - 1)
+                    cur.execute(
+                        f"INSERT INTO bench.{table} SELECT {values} FROM bench.seq_{low}_to_{high}"
+                    )
+            cur.execute("ANALYZE TABLE bench.snap, bench.wide")
+            cur.execute(
+                "SELECT TABLE_NAME, DATA_LENGTH FROM information_schema.TABLES "
+                "WHERE TABLE_SCHEMA = 'bench'"
+            )
+            sizes = {str(name): int(length) for name, length in cur.fetchall()}
         conn.close()
         args = {
             "host": srv.host,
@@ -141,21 +201,36 @@ def main(argv: list[str] | None = None) -> int:
             "user": workload.BENCH_USER,
             "password": password,
         }
-        for n, mode in enumerate(("consistent", "chunked")):
-            results[mode] = _measure({**args, "mode": mode, "server_id": 401 + n})
+        runs = (
+            ("consistent", "bench.snap"),
+            ("chunked", "bench.snap"),
+            ("pymysql", "bench.snap"),
+            ("wide consistent", "bench.wide"),
+            ("wide pymysql", "bench.wide"),
+        )
+        for n, (name, table) in enumerate(runs):
+            mode = name.split()[-1]
+            results[name] = _measure({**args, "mode": mode, "table": table, "server_id": 401 + n})
         results["mariadb_dump_seconds"] = _dump(srv)
     finally:
         srv.close()
     dump_rate = opts.rows / results["mariadb_dump_seconds"]
-    print(f"{opts.rows:,} rows; mariadb-dump: {dump_rate:,.0f} rows/s")
+    print(f"{opts.rows:,} rows of bench.snap; mariadb-dump: {dump_rate:,.0f} rows/s")
     ok = True
-    for mode in ("consistent", "chunked"):
-        r = results[mode]
+    for name, table in runs:
+        r = results[name]
         rate = r["rows"] / r["seconds"]
-        ok = ok and r["rows"] == opts.rows and r["peak_rss_mb"] < _RSS_LIMIT_MB
+        short = table.split(".")[1]
+        expected = opts.rows if short == "snap" else opts.wide_rows
+        ok = ok and r["rows"] == expected and r["peak_rss_mb"] < _RSS_LIMIT_MB
+        mb_s = sizes.get(short, 0) / 1e6 / r["seconds"]
+        pymysql_rate = results["wide pymysql" if short == "wide" else "pymysql"]
+        ratio = rate / (pymysql_rate["rows"] / pymysql_rate["seconds"])
         print(
-            f"  {mode}: {r['rows']:,} rows in {r['seconds']:.1f} s = {rate:,.0f} rows/s "
-            f"({rate / dump_rate:.2f}x mariadb-dump), peak RSS {r['peak_rss_mb']:.0f} MB"
+            f"  {name}: {r['rows']:,} rows in {r['seconds']:.1f} s = {rate:,.0f} rows/s, "
+            f"{mb_s:.0f} MB/s ({ratio:.2f}x PyMySQL SSCursor"
+            + (f", {rate / dump_rate:.2f}x mariadb-dump" if short == "snap" else "")
+            + f"), peak RSS {r['peak_rss_mb']:.0f} MB"
         )
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=2))
