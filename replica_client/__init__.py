@@ -103,7 +103,7 @@ from .jsonvalues import change_envelope
 from .position import FilePos, Gtid, GtidTriple, MysqlGtidSet, parse_gtid_state
 from .schema import ColumnDef, ColumnSchema, TableDef
 from .schema.history import SchemaHistory
-from .snapshot import SnapshotState
+from .snapshot import SnapshotProgress, SnapshotState
 
 if TYPE_CHECKING:
     from .aio.control import InformationSchemaProvider
@@ -188,6 +188,7 @@ __all__ = [
     "ServerIdConflictError",
     "SlaveEvent",
     "SnapshotError",
+    "SnapshotProgress",
     "SnapshotState",
     "StartEncryptionEvent",
     "StartEventV3",

@@ -39,6 +39,7 @@ from . import __version__
 from .binlog.events import Event, RowsEvent
 from .changes import Change, ChangeBuilder, iter_changes
 from .checkpoint import Checkpoint
+from .cli_progress import FileProgress, SnapshotMeter
 from .config import format_address, parse_address
 from .dsn import dsn_secrets, split_dsn
 from .errors import ConfigError, ReplicaError
@@ -280,7 +281,7 @@ def _cmd_read(ns: argparse.Namespace) -> int:
         schema_history=_history_file(ns.schema_history),
         unproven=ns.unproven,
     )
-    progress = _Progress(reader.files) if sys.stderr.isatty() else None
+    progress = FileProgress(reader.files) if sys.stderr.isatty() else None
     with reader as events, _output(ns.output) as out:
         stream: Iterable[Event] = events
         if progress is not None:
@@ -313,40 +314,6 @@ def _history_file(path: str | None) -> SchemaHistory | None:
         return SchemaHistory.from_json(data)
     except ValueError as exc:
         raise ConfigError(f"{path} holds no schema history: {exc}") from exc
-
-
-class _Progress:
-    """A one-line progress bar on stderr (only when stderr is a terminal)."""
-
-    def __init__(self, files: list[Path]) -> None:
-        self.sizes = {f.name.removesuffix(".gz"): f.stat().st_size for f in files}
-        self.total = max(sum(self.sizes.values()), 1)
-        self.order = list(self.sizes)
-        self._last = -1
-
-    def update(self, pos: FilePos | None) -> None:
-        if pos is None or pos.file not in self.sizes:
-            return
-        idx = self.order.index(pos.file)
-        done = sum(self.sizes[n] for n in self.order[:idx]) + pos.pos
-        pct = min(100, done * 100 // self.total)
-        if pct != self._last:
-            self._last = pct
-            bar = "#" * (pct // 4)
-            sys.stderr.write(f"\r[{bar:<25}] {pct:3d}% {pos}")
-            sys.stderr.flush()
-
-    def follow(self, events: Iterable[Event], reader: Any) -> Iterator[Event]:
-        """Pass ``events`` through, redrawing the bar every few hundred events."""
-        for n, event in enumerate(events):
-            if n % 256 == 0:
-                self.update(reader.position)
-            yield event
-
-    def done(self) -> None:
-        bar = "#" * 25
-        sys.stderr.write(f"\r[{bar}] 100%{' ' * 40}\n")
-        sys.stderr.flush()
 
 
 def _describe(event: Event, pos: FilePos | None) -> str:
@@ -419,8 +386,14 @@ async def _tail(ns: argparse.Namespace) -> int:
         )
         resume = (stream.position, stream.gtid_state)
         items: Any = stream.changes() if snapshot else stream
+        meter = SnapshotMeter() if snapshot and sys.stderr.isatty() else None
         with _output(ns.output) as out:
             async for item in _until(items, stop):
+                if meter is not None:
+                    meter.update(stream.snapshot_progress)
+                    if stream.snapshot_state is None:
+                        meter.done()
+                        meter = None
                 if isinstance(item, Change):
                     pending.append(item)
                 else:
@@ -438,6 +411,8 @@ async def _tail(ns: argparse.Namespace) -> int:
                         _write_checkpoint(ns.checkpoint, stream.checkpoint)
                     if written:
                         await stream.ack()
+            if meter is not None:
+                meter.done()
             if snapshot and stream.snapshot_state is not None:
                 sys.stderr.write(
                     "replica-client: stopped during the snapshot; run it again to snapshot anew\n"

@@ -24,6 +24,7 @@ class StreamMetrics:
         last_event_timestamp: the primary's clock (Unix seconds) in the last event.
         seconds_behind_primary: how far the last event lags this machine's clock;
             0 once a heartbeat says the stream is caught up; None before any event.
+        snapshot_rows: rows a snapshot read (``op="read"`` changes), in this run.
     """
 
     events: int = 0
@@ -35,6 +36,7 @@ class StreamMetrics:
     heartbeats: int = 0
     last_event_timestamp: int | None = None
     seconds_behind_primary: float | None = None
+    snapshot_rows: int = 0
 
     def as_dict(self) -> dict[str, int | float | None]:
         """The counters as a plain dict (for logs and metric exporters)."""

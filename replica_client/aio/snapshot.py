@@ -49,8 +49,10 @@ from ..snapshot import (
     plan_table,
     select_sql,
 )
+from ..snapshot.progress import SnapshotProgress
 from ..snapshot.reads import read_changes
 from .config import ReplicaConfig
+from .metrics import StreamMetrics
 from .sql import SqlConnection, drive_sql
 
 if TYPE_CHECKING:
@@ -92,6 +94,11 @@ _FETCH = 1000
 _NO_SUCH_TABLE = 1146
 _TABLE_DEF_CHANGED = 1412
 _UNKNOWN_COLUMN = 1054
+#: The server's estimate of a table's rows (exact for MyISAM, approximate for InnoDB).
+TABLE_ROWS_SQL = (
+    "SELECT TABLE_ROWS FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s"
+)
 
 
 class SnapshotReader:
@@ -103,6 +110,7 @@ class SnapshotReader:
         mode: SnapshotMode,
         resume: SnapshotState | None,
         tables: tuple[str, ...] | None = None,
+        metrics: StreamMetrics | None = None,
     ):
         self._config = config
         self._tables = tables if tables is not None else config.snapshot_tables
@@ -121,6 +129,10 @@ class SnapshotReader:
         self._ended = False
         self._stream: ChangeSource | None = None
         self._in_tx = False
+        self._metrics = metrics
+        # per table: rows handed on in this run, and TABLE_ROWS when it began
+        self._counts: dict[str, int] = {}
+        self._estimates: dict[str, int | None] = {}
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -156,6 +168,8 @@ class SnapshotReader:
         labels = metadata == "FULL" or history
         for name in names:
             self._plans[name] = await self._plan(name, labels)
+            self._estimates[name] = await self._estimate(name)
+            self._counts[name] = 0
         if self._mode == "chunked":
             for plan in self._plans.values():
                 if not plan.ordered_key:
@@ -234,6 +248,25 @@ class SnapshotReader:
         schema, _, table = name.partition(".")
         columns = await self._rows(COLUMNS_SQL, (schema, table))
         return [(_text(n), _text(d), _text(c)) for n, d, c in columns]
+
+    async def _estimate(self, name: str) -> int | None:
+        schema, _, table = name.partition(".")
+        found = await self._rows(TABLE_ROWS_SQL, (schema, table))
+        return int(found[0][0]) if found and found[0][0] is not None else None
+
+    def progress(self) -> list[SnapshotProgress]:
+        """How far each table is read (rows handed on, the server's estimate)."""
+        state = self.state
+        done = {t.name for t in state.tables if t.done} if state is not None else set()
+        return [
+            SnapshotProgress(name, count, self._estimates.get(name), name in done)
+            for name, count in self._counts.items()
+        ]
+
+    def _counted(self, name: str, rows: int) -> None:
+        self._counts[name] = self._counts.get(name, 0) + rows
+        if self._metrics is not None:
+            self._metrics.snapshot_rows += rows
 
     async def _plan(self, name: str, labels: bool) -> TablePlan:
         schema, _, table = name.partition(".")
@@ -352,6 +385,7 @@ class SnapshotReader:
         try:
             while (batch := await self._fetch(conn.next_rows(_FETCH), plan)) is not None:
                 changes, keys = read_changes(plan, text.parse(batch), point, at)
+                self._counted(plan.name, len(changes))
                 yield changes, (progress, keys, point) if keys is not None else None
             finished = True
         finally:
@@ -424,6 +458,7 @@ class SnapshotReader:
                         yield item
                 changes, keys = read_changes(plan, rows, point, dt.datetime.now(dt.UTC))
                 assert keys is not None  # (chunks need a key in Python's order)
+                self._counted(plan.name, len(changes))
                 yield changes, (progress, keys, point)
                 if len(rows) < size:
                     progress.read(progress.last_key, None, point)

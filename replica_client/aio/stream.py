@@ -45,7 +45,7 @@ from ..errors import ConnectionLostError, ReplicaTimeoutError, SnapshotError, St
 from ..position import FilePos, Gtid, MysqlGtidSet
 from ..schema import SchemaHistory, apply_schema, needs_schema, retype_rows
 from ..session import Delivery, ReplicaSession, StreamItem
-from ..snapshot import ReadPoint, SnapshotState
+from ..snapshot import ReadPoint, SnapshotProgress, SnapshotState
 from ..wire.registration import Flavor
 from .changes import ChangeStream
 from .config import ReplicaConfig
@@ -185,6 +185,13 @@ class BinlogStream(ConnectionKeeper):
             ReadPoint(self.position or start.position, reader.stream_gtid(self))
         )
 
+    @property
+    def snapshot_progress(self) -> list[SnapshotProgress] | None:
+        """How far the snapshot has read each of its tables (rows read, the server's
+        estimate of the table's rows); None when no snapshot runs."""
+        reader = self._snapshot
+        return reader.progress() if reader is not None else None
+
     async def open(self) -> BinlogStream:
         """Connect, log in and register; called by :func:`connect`."""
         if self._protocol is None:
@@ -203,7 +210,7 @@ class BinlogStream(ConnectionKeeper):
         mode = config.snapshot_mode
         assert mode is not None
         saved = config.snapshot if isinstance(config.snapshot, SnapshotState) else None
-        reader = SnapshotReader(config, mode, saved)
+        reader = SnapshotReader(config, mode, saved, metrics=self.metrics)
         try:
             point = await reader.begin()
         except BaseException:
@@ -280,7 +287,7 @@ class BinlogStream(ConnectionKeeper):
         match = config.decoder.tables
         if not table or (match is not None and not match(schema, table)):
             raise SnapshotError(f"table {name} is not in the stream's tables filter")
-        reader = SnapshotReader(config, "chunked", None, tables=(name,))
+        reader = SnapshotReader(config, "chunked", None, tables=(name,), metrics=self.metrics)
         try:
             await reader.begin()
         except BaseException:

@@ -47,6 +47,7 @@ from .plan import (
     read_change,
     select_sql,
 )
+from .progress import SnapshotProgress
 from .seam import Seam, ddl_tables
 from .state import (
     Key,
@@ -79,7 +80,7 @@ __all__ = [
     "TableProgress",
     "ddl_tables",
     "plan_table",
-    # also public, from the modules of the package
+    "# also public, from the modules of the package",
     "ColumnPlan",
     "Key",
     "Seam",
@@ -89,4 +90,5 @@ __all__ = [
     "TextRowPlan",
     "parse_rows",
     "read_change",
+    "SnapshotProgress",
 ]

@@ -647,3 +647,56 @@ def test_a_lost_snapshot_connection_is_a_replica_error(
                 loops.run(run())
         finally:
             _server(mariadb_primary_factory, name)
+
+
+@pytest.mark.parametrize("mode", ["consistent", "chunked"])
+def test_snapshot_progress_counts_the_rows_read(
+    mariadb_primary_factory: PrimaryFactory, mode: str
+) -> None:
+    """stream.snapshot_progress: per table the rows read (what the consumer was handed,
+    to within a batch) and the server's estimate; metrics.snapshot_rows the sum."""
+    srv = _server(mariadb_primary_factory, "mariadb-10.11")
+    srv.sql_many(
+        [
+            "DROP DATABASE IF EXISTS snap_pg",
+            "CREATE DATABASE snap_pg",
+            "CREATE TABLE snap_pg.a (id INT PRIMARY KEY, v INT)",
+            "CREATE TABLE snap_pg.b (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+            f"INSERT INTO snap_pg.a SELECT seq, seq FROM {_numbers(srv, 2500, 'snap_pg')}",
+            f"INSERT INTO snap_pg.b SELECT seq, seq FROM {_numbers(srv, 700, 'snap_pg')}",
+        ]
+    )
+    seen: list[list[rc.SnapshotProgress]] = []
+
+    async def run() -> tuple[Counter[str], int, list[rc.SnapshotProgress] | None]:
+        reads: Counter[str] = Counter()
+        config = _config(
+            srv,
+            snapshot=mode,
+            snapshot_tables=("snap_pg.a", "snap_pg.b"),
+            snapshot_chunk_rows=1000,
+            blocking=False,
+        )
+        async with asyncio.timeout(60), rc.connect(config) as stream:
+            async for change in stream.changes():
+                progress = stream.snapshot_progress
+                if change.op == "read":
+                    reads[change.table] += 1
+                    assert progress is not None
+                    seen.append(progress)
+                    by_table = {p.table: p for p in progress}
+                    read = by_table[f"snap_pg.{change.table}"].rows_read
+                    # counted when a batch is handed on: at most one batch ahead
+                    assert reads[change.table] <= read < reads[change.table] + 1000
+                elif stream.snapshot_state is None:
+                    break
+            return reads, stream.metrics.snapshot_rows, stream.snapshot_progress
+
+    reads, metric, after = loops.run(run())
+    assert reads == {"a": 2500, "b": 700} and metric == 3200
+    assert after is None  # the snapshot is over
+    last = {p.table: p for p in seen[-1]}
+    assert last["snap_pg.b"].rows_estimated == 700  # MyISAM counts exactly
+    assert last["snap_pg.a"].rows_estimated is not None  # InnoDB estimates
+    assert last["snap_pg.a"].done and last["snap_pg.a"].fraction == 1.0
+    assert [p.table for p in seen[0]] == ["snap_pg.a", "snap_pg.b"]
