@@ -130,6 +130,7 @@ class SnapshotReader:
         self._stream: ChangeSource | None = None
         self._in_tx = False
         self._metrics = metrics
+        self._gtids: dict[FilePos, Gtid] = {}  # the GTID state at read points asked
         # per table: rows handed on in this run, and TABLE_ROWS when it began
         self._counts: dict[str, int] = {}
         self._estimates: dict[str, int | None] = {}
@@ -287,7 +288,7 @@ class SnapshotReader:
         """Start a consistent-snapshot transaction; the point it reads at."""
         self._in_tx = True
         assert self._facts is not None
-        end = await drive_sql(snapshot_point(self._facts), self._sql)
+        end = await drive_sql(snapshot_point(self._facts, self._gtids), self._sql)
         assert end.position is not None
         return ReadPoint(end.position, end.gtid or None)
 

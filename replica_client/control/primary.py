@@ -19,7 +19,7 @@ primary, for the asyncio stream and the Spark driver alike.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -177,13 +177,19 @@ def binlog_files() -> Procedure[list[tuple[str, int]]]:
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
-def snapshot_point(facts: ServerFacts) -> Procedure[BinlogEnd]:
+def snapshot_point(
+    facts: ServerFacts, known: MutableMapping[FilePos, Gtid] | None = None
+) -> Procedure[BinlogEnd]:
     """Start a consistent-snapshot transaction; the binlog point its reads stand at.
 
     MariaDB: the status variables ``binlog_snapshot_file`` / ``_position`` of the
-    transaction, and ``BINLOG_GTID_POS()`` of them: exact, without a lock. MySQL:
-    the transaction starts under ``FLUSH TABLES WITH READ LOCK`` (the account needs
-    RELOAD), held while the binlog status is read: writes wait for that moment only.
+    transaction, and ``BINLOG_GTID_POS()`` of them: exact, without a lock. The
+    server reads the binlog file from its start for it, so the GTID states of points
+    already asked are taken from ``known`` (and new ones kept there): a snapshot in
+    chunks asks once for every chunk that finds the binlog where the last one did.
+    MySQL: the transaction starts under ``FLUSH TABLES WITH READ LOCK`` (the account
+    needs RELOAD), held while the binlog status is read: writes wait for that moment
+    only.
 
     Raises:
         SnapshotError: the primary writes no binlog.
@@ -194,9 +200,14 @@ def snapshot_point(facts: ServerFacts) -> Procedure[BinlogEnd]:
         file = str(status.get("Binlog_snapshot_file") or "")
         if not file:
             raise SnapshotError(NO_BINLOG)
-        pos = int(status.get("Binlog_snapshot_position") or 0)
-        text = one_row((yield Query("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))))[0]
-        return BinlogEnd(FilePos(file, pos), Gtid(str(text or "")))
+        point = FilePos(file, int(status.get("Binlog_snapshot_position") or 0))
+        gtid = known.get(point) if known is not None else None
+        if gtid is None:
+            query = Query("SELECT BINLOG_GTID_POS(%s, %s)", (point.file, point.pos))
+            gtid = Gtid(str(one_row((yield query))[0] or ""))
+            if known is not None:
+                known[point] = gtid
+        return BinlogEnd(point, gtid)
     yield Query("FLUSH TABLES WITH READ LOCK")
     try:
         yield Query("START TRANSACTION WITH CONSISTENT SNAPSHOT")

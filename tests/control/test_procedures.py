@@ -178,6 +178,27 @@ def test_mariadb_snapshot_point_is_the_transactions_own() -> None:
     )
     point = drive(snapshot_point(MARIADB), script)
     assert point == BinlogEnd(FilePos("mariadb-bin.000002", 77), Gtid("0-1-4,1-1-2"))
+    # the GTID state of a point asked before is not asked again (the server reads the
+    # binlog file from its start for it); a new point's is
+    known: dict[FilePos, Gtid] = {}
+    for position, asks in ((77, True), (77, False), (90, True)):
+        steps: list[tuple[str, Any]] = [
+            ("START TRANSACTION WITH CONSISTENT SNAPSHOT", []),
+            (
+                "SHOW STATUS LIKE 'binlog_snapshot_%'",
+                [
+                    ("Binlog_snapshot_file", "mariadb-bin.000002"),
+                    ("Binlog_snapshot_position", str(position)),
+                ],
+            ),
+        ]
+        gtid = f"0-1-{position}"
+        if asks:
+            steps.append((f"SELECT BINLOG_GTID_POS(mariadb-bin.000002, {position})", [(gtid,)]))
+        script = Script(*steps)
+        point = drive(snapshot_point(MARIADB, known), script)
+        assert point == BinlogEnd(FilePos("mariadb-bin.000002", position), Gtid(gtid))
+        assert not script.steps and len(script.asked) == (3 if asks else 2)
     off = Script(
         ("START TRANSACTION WITH CONSISTENT SNAPSHOT", []),
         ("SHOW STATUS LIKE 'binlog_snapshot_%'", [("Binlog_snapshot_file", "")]),

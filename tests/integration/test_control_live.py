@@ -1,9 +1,11 @@
 """The control layer's questions against the three servers, through every runner.
 
 One procedure, three ways of answering it: the project's own client
-connection (``control.blocking.run``: the stream's failover and history, the
-Spark driver), aiomysql (``aio.control.drive_async``: the snapshot reader) and
-PyMySQL with raw bytes (the Spark snapshot tasks). All must give the same
+connection, blocking (``control.blocking.run``: the stream's failover and
+history, the Spark driver and its snapshot tasks) and over asyncio
+(``aio.sql.drive_sql``: the snapshot reader), and aiomysql
+(``aio.control.drive_async``: the command line, the information_schema
+provider). All must give the same
 answer, and the answer must be the server's: the binlog end moves by exactly
 the transaction written, its GTID state names that transaction, and a snapshot
 point is where the snapshot's reads stand (a row written after it is not seen
@@ -13,15 +15,16 @@ in its transaction, and is after the point).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-import pymysql
 import pytest
-from pymysql.converters import conversions
 
 from replica_client.aio.control import drive_async, open_control
-from replica_client.control.blocking import run
+from replica_client.aio.sql import SqlConnection as AsyncSqlConnection
+from replica_client.aio.sql import drive_sql
+from replica_client.control.blocking import SqlConnection, run
 from replica_client.control.primary import (
     BinlogEnd,
     binlog_files,
@@ -32,7 +35,6 @@ from replica_client.control.primary import (
 )
 from replica_client.control.procedure import Procedure
 from replica_client.position import Gtid, MysqlGtidSet
-from replica_client.spark.snapshot import ask_on as spark_ask
 from replica_client.testing.pytest_plugin import PrimaryFactory
 from replica_client.testing.server import MariaDBServer, ServerVariant
 from tests.integration._stream_support import config_for, repl_user
@@ -58,23 +60,16 @@ def server(
     yield srv
 
 
-def _raw(srv: MariaDBServer) -> Any:
-    """A PyMySQL connection returning bytes, as the Spark snapshot tasks open one (no
-    decoders; the encoders quote arguments)."""
-    encoders = {k: v for k, v in conversions.items() if not isinstance(k, int)}
-    return pymysql.connect(
-        host=srv.host,
-        port=srv.port,
-        user=srv.user,
-        password=srv.password,
-        autocommit=True,
-        use_unicode=False,
-        conv=encoders,
-    )
+def _root(srv: MariaDBServer) -> SqlConnection:
+    """A client connection over the project's own protocol, as the snapshot's (the
+    Spark tasks' and the stream's) with the server's own account."""
+    return SqlConnection(dataclasses.replace(config_for(srv), user=srv.user, password=srv.password))
 
 
 def _by_every_runner(srv: MariaDBServer, make: Any) -> list[Any]:
-    """``make()``'s procedure answered by the three runners."""
+    """``make()``'s procedure answered by the three runners: blocking (the Spark tasks'
+    and the binlog scans'), asyncio over aiomysql, asyncio over the project's own
+    protocol (the snapshot reader's)."""
     own = run(config_for(srv), make())
 
     async def by_aiomysql() -> Any:
@@ -84,12 +79,14 @@ def _by_every_runner(srv: MariaDBServer, make: Any) -> list[Any]:
         finally:
             conn.close()
 
-    conn = _raw(srv)
-    try:
-        spark = spark_ask(conn, make())
-    finally:
-        conn.close()
-    return [own, asyncio.run(by_aiomysql()), spark]
+    async def by_sql() -> Any:
+        conn = await AsyncSqlConnection.open(config_for(srv))
+        try:
+            return await drive_sql(make(), conn)
+        finally:
+            conn.close()
+
+    return [own, asyncio.run(by_aiomysql()), asyncio.run(by_sql())]
 
 
 def _exact_end() -> Procedure[BinlogEnd]:
@@ -132,18 +129,15 @@ def test_every_runner_gives_the_servers_answers(server: MariaDBServer) -> None:
 
 def test_a_snapshot_point_is_where_its_reads_stand(server: MariaDBServer) -> None:
     srv = server
-    conn = _raw(srv)
+    conn = _root(srv)
+    config = config_for(srv)
     try:
-        facts = spark_ask(conn, server_facts())
-        point = spark_ask(conn, snapshot_point(facts))
-        with conn.cursor() as cur:
-            cur.execute("SELECT COUNT(*) FROM ctl.t")
-            seen = int(cur.fetchone()[0])
+        facts = run(config, server_facts(), conn=conn)
+        point = run(config, snapshot_point(facts), conn=conn)
+        seen = int(str(conn.rows("SELECT COUNT(*) FROM ctl.t")[0][0]))
         # written after the point: not in the snapshot's reads, and after the point
         srv.sql("INSERT INTO ctl.t VALUES (%s)", (10_000 + seen,))
-        with conn.cursor() as cur:
-            cur.execute("SELECT COUNT(*) FROM ctl.t")
-            assert int(cur.fetchone()[0]) == seen
+        assert int(str(conn.rows("SELECT COUNT(*) FROM ctl.t")[0][0])) == seen
         end = run(config_for(srv), current_end(exact=True))
         assert point.position is not None and end.position is not None
         assert point.position.order < end.position.order
