@@ -31,7 +31,7 @@ from ..control.procedure import (
     tolerated,
 )
 from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError, ServerError
-from ..wire.packets import ColumnDefinition, ResultSet
+from ..wire.packets import ColumnDefinition
 from ..wire.registration import QueryMachine
 
 if TYPE_CHECKING:
@@ -59,8 +59,6 @@ class SqlConnection(asyncio.Protocol):
         self._error: ReplicaError | None = None
         self._high_bytes = high_bytes
         self._paused = False
-        # the streamed result set has ended (next_rows returns None next)
-        self._rows_ended = True
 
     @classmethod
     async def open(cls, config: ReplicaConfig) -> SqlConnection:
@@ -78,7 +76,7 @@ class SqlConnection(asyncio.Protocol):
                     await loop.create_unix_connection(lambda: conn, config.unix_socket)
                 else:
                     await loop.create_connection(lambda: conn, config.host, config.port)
-                await conn._until(conn._logged_in)
+                await conn._until(conn._machine.login_ready)
         except TimeoutError as exc:
             conn.close()
             raise ReplicaTimeoutError(
@@ -98,7 +96,7 @@ class SqlConnection(asyncio.Protocol):
     @property
     def reading_rows(self) -> bool:
         """A streamed result set has rows left to take (no other statement can run)."""
-        return not self._rows_ended
+        return self._machine.reading_rows
 
     # -- statements ---------------------------------------------------------------------
 
@@ -106,34 +104,16 @@ class SqlConnection(asyncio.Protocol):
         """The rows ``sql`` returns (none for a statement without a result set)."""
         machine = self._machine
         machine.query(sql)
-        found: list[ResultSet] = []
-
-        def done() -> bool:
-            result = machine.next_result()
-            if result is not None:
-                found.append(result)
-            return bool(found)
-
-        await self._until(done)
-        return list(found[0].rows)
+        await self._until(machine.result_ready)
+        return list(machine.take_result().rows)
 
     async def stream(self, sql: str) -> tuple[ColumnDefinition, ...]:
         """Run ``sql`` and return its result set's columns; its rows follow
         (:meth:`next_rows`). A statement without a result set returns no column."""
         machine = self._machine
         machine.query(sql, stream=True)
-        found: list[ResultSet] = []
-
-        def done() -> bool:
-            result = machine.next_result()
-            if result is not None:
-                found.append(result)
-            return bool(found)
-
-        await self._until(done)
-        columns = found[0].columns
-        self._rows_ended = not columns  # (a statement without a result set)
-        return columns
+        await self._until(machine.result_ready)
+        return machine.take_result().columns
 
     async def next_rows(self, limit: int) -> list[bytes] | None:
         """Up to ``limit`` row packets of the streamed result set (at least one,
@@ -142,25 +122,13 @@ class SqlConnection(asyncio.Protocol):
         Raises:
             ServerError: the statement failed while its rows were sent.
         """
-        if self._rows_ended:
-            return None
         machine = self._machine
-        out: list[bytes] = []
-
-        def done() -> bool:
-            self._rows_ended = machine.next_rows(out, limit)
-            return self._rows_ended or bool(out)
-
-        try:
-            await self._until(done)
-        except ServerError:
-            self._rows_ended = True  # (the statement ended with the error)
-            raise
+        await self._until(lambda: machine.rows_ready(limit))
         if self._paused and machine.buffered < self._high_bytes // 4:
             self._paused = False
             if self._transport is not None and not self._transport.is_closing():
                 self._transport.resume_reading()
-        return out or None
+        return machine.take_rows()
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -193,10 +161,6 @@ class SqlConnection(asyncio.Protocol):
         self._wake()
 
     # -- internals ----------------------------------------------------------------------
-
-    def _logged_in(self) -> bool:
-        self._machine.next_result()  # the greeting and the login's packets
-        return self._machine.ready
 
     async def _until(self, done: Callable[[], bool]) -> None:
         """Move bytes until ``done()`` (which processes what arrived) is true."""

@@ -26,7 +26,7 @@ from ..errors import (
     server_error,
 )
 from ..position import FilePos, Gtid, MysqlGtidSet
-from ..wire.packets import ColumnDefinition, ResultSet
+from ..wire.packets import ColumnDefinition
 from .procedure import (
     Answer,
     Procedure,
@@ -72,7 +72,6 @@ class SqlConnection(SocketOwner):
             dataclasses.replace(config.registration_settings(), start=None)
         )
         self._sock: socket.socket | None = None
-        self._rows_ended = True  # no result set is being streamed
 
         def connect() -> socket.socket:
             if config.unix_socket:
@@ -84,45 +83,30 @@ class SqlConnection(SocketOwner):
 
         self._sock = self._open(connect)
         try:
-            self._pump(self._logged_in)
+            self._pump(self._machine.login_ready)
         except BaseException:
             self.close()
             raise
 
-    def _logged_in(self) -> bool:
-        self._machine.next_result()  # the greeting and the login's packets
-        return self._machine.ready
+    @property
+    def reading_rows(self) -> bool:
+        """A streamed result set has rows left to take (no other statement can run)."""
+        return self._machine.reading_rows
 
     def rows(self, sql: str) -> list[tuple[str | None, ...]]:
         """The rows ``sql`` returns (none for a statement without a result set)."""
-        self._machine.query(sql)
-        found: list[ResultSet] = []
-
-        def done() -> bool:
-            result = self._machine.next_result()
-            if result is not None:
-                found.append(result)
-            return bool(found)
-
-        self._pump(done)
-        return list(found[0].rows)
+        machine = self._machine
+        machine.query(sql)
+        self._pump(machine.result_ready)
+        return list(machine.take_result().rows)
 
     def stream(self, sql: str) -> tuple[ColumnDefinition, ...]:
         """Run ``sql`` and return its result set's columns; its rows follow
         (:meth:`next_rows`)."""
         machine = self._machine
         machine.query(sql, stream=True)
-        found: list[ResultSet] = []
-
-        def done() -> bool:
-            result = machine.next_result()
-            if result is not None:
-                found.append(result)
-            return bool(found)
-
-        self._pump(done)
-        self._rows_ended = not found[0].columns
-        return found[0].columns
+        self._pump(machine.result_ready)
+        return machine.take_result().columns
 
     def next_rows(self, limit: int) -> list[bytes] | None:
         """Up to ``limit`` row packets of the streamed result set (at least one,
@@ -131,21 +115,9 @@ class SqlConnection(SocketOwner):
         Raises:
             ServerError: the statement failed while its rows were sent.
         """
-        if self._rows_ended:
-            return None
         machine = self._machine
-        out: list[bytes] = []
-
-        def done() -> bool:
-            self._rows_ended = machine.next_rows(out, limit)
-            return self._rows_ended or bool(out)
-
-        try:
-            self._pump(done)
-        except ServerError:
-            self._rows_ended = True
-            raise
-        return out or None
+        self._pump(lambda: machine.rows_ready(limit))
+        return machine.take_rows()
 
     def _pump(self, done: Callable[[], bool]) -> None:
         """Move bytes until ``done()`` (which processes what arrived) is true."""

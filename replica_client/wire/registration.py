@@ -435,7 +435,7 @@ class QueryMachine(RegistrationMachine):
     leaves the connection ready for the next statement.
     """
 
-    __slots__ = ("_sql_reader", "_streaming")
+    __slots__ = ("_result", "_rows", "_sql_reader", "_streaming")
 
     def __init__(
         self, settings: RegistrationSettings, *, random_bytes: RandomBytes = os.urandom
@@ -444,6 +444,8 @@ class QueryMachine(RegistrationMachine):
         self._sql_reader: ResultSetReader | None = None
         # query(stream=True): the result set's rows are taken by next_rows
         self._streaming = False
+        self._result: ResultSet | None = None  # read by result_ready, not taken yet
+        self._rows: list[bytes] = []  # read by rows_ready, not taken yet
 
     @property
     def ready(self) -> bool:
@@ -470,6 +472,59 @@ class QueryMachine(RegistrationMachine):
         self._streaming = False
         self._out.append(self._framer.command(build_query(sql)))
         self.state = State.QUERYING
+
+    # -- for drivers: "is it there yet?" steps, and what they read ------------------------
+
+    def login_ready(self) -> bool:
+        """Process received packets of the login; True once it is done."""
+        self.next_result()
+        return self.ready
+
+    def result_ready(self) -> bool:
+        """Process received packets; True once the statement's reply (a streamed result
+        set's columns) is read: :meth:`take_result`."""
+        if self._result is None:
+            self._result = self.next_result()
+        return self._result is not None
+
+    def take_result(self) -> ResultSet:
+        """The reply :meth:`result_ready` read.
+
+        Raises:
+            ProtocolError: none was read.
+        """
+        result, self._result = self._result, None
+        if result is None:
+            raise ProtocolError("no reply has been read")
+        return result
+
+    def rows_ready(self, limit: int) -> bool:
+        """A streamed result set: process received packets; True once rows are read
+        (up to ``limit``) or the result set has ended: :meth:`take_rows`.
+
+        Raises:
+            ServerError: the statement failed while its rows were sent (the rows read
+                before the error are dropped with the statement).
+        """
+        rows = self._rows
+        if self._streaming and len(rows) < limit:
+            try:
+                self.next_rows(rows, limit - len(rows))
+            except ReplicaError:
+                rows.clear()
+                raise
+        return bool(rows) or not self._streaming
+
+    def take_rows(self) -> list[bytes] | None:
+        """The row packets :meth:`rows_ready` read; None once the result set has ended
+        (or none was streamed)."""
+        rows, self._rows = self._rows, []
+        return rows or None
+
+    @property
+    def reading_rows(self) -> bool:
+        """A streamed result set has rows left to take (no other statement can run)."""
+        return self._streaming or bool(self._rows)
 
     def next_rows(self, out: list[bytes], limit: int) -> bool:
         """A streamed result set (``query(sql, stream=True)``, its columns returned by

@@ -189,3 +189,32 @@ def test_an_error_in_the_middle_of_streamed_rows_ends_the_statement() -> None:
     assert info.value.errno == 1317 and len(rows) == 1 and m.ready
     with pytest.raises(ProtocolError, match="no result set is being streamed"):
         m.next_rows(rows, 100)
+
+
+def test_the_drivers_steps_read_a_reply_and_rows() -> None:
+    """result_ready/take_result and rows_ready/take_rows: what both drivers call."""
+    fp = FakePrimary(results={"SELECT * FROM t": (["id", "name"], _ROWS)})
+    m = _logged_in(fp)
+    m.query("SELECT * FROM t", stream=True)
+    data = fp.receive(m.data_to_send())
+    with pytest.raises(ProtocolError, match="no reply"):
+        m.take_result()
+    m.receive_data(data[:5])
+    assert not m.result_ready()
+    m.receive_data(data[5:])
+    assert m.result_ready() and [c.name for c in m.take_result().columns] == ["id", "name"]
+    taken: list[bytes] = []
+    while m.rows_ready(3) and (rows := m.take_rows()) is not None:
+        assert len(rows) <= 3
+        taken += rows
+    assert [_values(r, 2) for r in taken] == [tuple(r) for r in _ROWS if r is not None]
+    assert not m.reading_rows and m.take_rows() is None and m.ready
+    # an error among the rows: the rows read with it go with the statement
+    fp = FakePrimary(results={"SELECT * FROM t": (["id", "name"], [["1", "a"], None])})
+    m = _logged_in(fp)
+    m.query("SELECT * FROM t", stream=True)
+    m.receive_data(fp.receive(m.data_to_send()))
+    assert m.result_ready() and m.take_result().columns
+    with pytest.raises(ServerError):
+        m.rows_ready(100)
+    assert not m.reading_rows and m.take_rows() is None and m.ready
