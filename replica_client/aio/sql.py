@@ -32,7 +32,7 @@ from ..control.procedure import (
 )
 from ..errors import ConnectionLostError, ReplicaError, ReplicaTimeoutError, ServerError
 from ..wire.packets import ColumnDefinition
-from ..wire.registration import QueryMachine
+from ..wire.query_machine import QueryMachine
 
 if TYPE_CHECKING:
     from .config import ReplicaConfig

@@ -62,7 +62,7 @@ class SqlConnection(SocketOwner):
     def __init__(self, config: ReplicaConfig) -> None:
         import dataclasses
 
-        from ..wire.registration import QueryMachine
+        from ..wire.query_machine import QueryMachine
 
         self.address = config.address
         self._timeout = config.connect_timeout

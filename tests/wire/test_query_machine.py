@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from replica_client.codec import read_lenenc_bytes_or_null
 from replica_client.errors import ProtocolError, ReplicaError, ServerError
 from replica_client.wire.packets import ResultSet
-from replica_client.wire.registration import QueryMachine, RegistrationSettings, State
+from replica_client.wire.query_machine import QueryMachine
+from replica_client.wire.registration import RegistrationSettings, State
 from tests.fake_primary import FakePrimary
 
 __all__: list[str] = []
