@@ -182,6 +182,11 @@ class SqlConnection(asyncio.Protocol):
                 continue
             if self._error is not None:
                 raise self._error
+            if self._paused:
+                # more bytes are needed to go on (a row longer than high_bytes)
+                self._paused = False
+                if self._transport is not None and not self._transport.is_closing():
+                    self._transport.resume_reading()
             waiter = self._waiter = self._loop.create_future()
             try:
                 await waiter

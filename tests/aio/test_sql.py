@@ -26,6 +26,7 @@ __all__: list[str] = []
 _ROWS: list[list[str | None] | None] = [
     [str(i), None if i % 7 == 0 else "x" * (i % 300)] for i in range(3000)
 ]
+_ROWS[1500] = ["1500", "y" * 20_000]  # a row longer than the reading pause threshold
 
 
 def _cfg(server: FakeServer) -> rca.ReplicaConfig:
@@ -57,9 +58,10 @@ async def test_statements_and_a_streamed_result_set() -> None:
         columns = await conn.stream("SELECT * FROM t")
         assert [c.name for c in columns] == ["id", "v"] and conn.reading_rows
         rows: list[tuple[str | None, ...]] = []
-        while (batch := await conn.next_rows(100)) is not None:
-            assert 0 < len(batch) <= 100
-            rows.extend(_values(p) for p in batch)
+        async with asyncio.timeout(30):  # (reading paused for good would hang here)
+            while (batch := await conn.next_rows(100)) is not None:
+                assert 0 < len(batch) <= 100
+                rows.extend(_values(p) for p in batch)
         assert rows == [tuple(r) for r in _ROWS if r is not None]
         assert not conn.reading_rows and await conn.next_rows(100) is None
         # the connection goes on
