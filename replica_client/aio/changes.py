@@ -98,7 +98,9 @@ class ChangeStream:
                     item = await stream.next_passed()
                 pending.extend(changes_of(item))
         change = pending.popleft()
-        if not pending:
+        if not pending and self._reader is None:
+            # (not while a snapshot runs: the stream's items are the merge's, and
+            # settling would pass them on before the merge sees them)
             self._stream.handed_over()
         return change
 
