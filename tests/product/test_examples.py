@@ -273,7 +273,19 @@ def test_cdc_service_snapshot_killed_mid_snapshot_resumes_it(
         assert killed_at < rows and stored is not None and stored.startswith(b"{")
 
         service = _launch(command, log_file)
-        time.sleep(2.0)
+        # the writer goes on until the resumed snapshot is over (the checkpoint is a
+        # GTID state again), and a little after: changes then come as c/u/d
+        deadline = time.monotonic() + 90
+
+        def in_snapshot() -> bool:
+            saved: bytes | None = client.get(f"{stream_key}:checkpoint")  # type: ignore[assignment]
+            return saved is None or saved.startswith(b"{")
+
+        while in_snapshot():
+            assert service.poll() is None, log_file.read_text()
+            assert time.monotonic() < deadline, "the resumed snapshot did not end"
+            time.sleep(0.05)
+        time.sleep(0.5)
         stop.set()
         writing.join(60)
         mariadb_primary.sql(f"INSERT INTO {db}.marker VALUES (1)")
