@@ -44,7 +44,6 @@ from .plan import (
     TablePlan,
     key_converters,
     plan_table,
-    read_change,
     select_sql,
 )
 from .progress import SnapshotProgress
@@ -89,6 +88,5 @@ __all__ = [
     "TextColumn",
     "TextRowPlan",
     "parse_rows",
-    "read_change",
     "SnapshotProgress",
 ]

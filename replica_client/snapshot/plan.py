@@ -3,7 +3,8 @@
 A :class:`TablePlan` (from ``information_schema``, :func:`plan_table`) says how
 one table is selected and how each column's text becomes the value the binlog
 decoder gives for it; :func:`select_sql` reads a key range in key order;
-:func:`read_change` makes the ``op="read"`` change of one row. The SQL texts
+:func:`~replica_client.snapshot.reads.read_changes` makes the ``op="read"``
+changes of a batch. The SQL texts
 ask the server for its tables, columns and keys and set the session a
 snapshot reads in. No I/O.
 """
@@ -23,10 +24,9 @@ from typing import Any, Final
 from ..binlog.charsets import encoding_for_collation
 from ..binlog.columns import geometry_value, make_date, make_datetime, text_reader
 from ..binlog.events import JSON_NULL, InvalidDatetime
-from ..changes import Change
 from ..errors import SnapshotError
 from ..schema.model import GEOMETRY_TYPES
-from .state import Key, ReadPoint
+from .state import Key
 from .textrows import TextCode, TextColumn, TextRowPlan, text_row_plan
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "TablePlan",
     "key_converters",
     "plan_table",
-    "read_change",
     "select_sql",
 ]
 
@@ -370,20 +369,3 @@ def key_converters(plan: TablePlan) -> list[Callable[[bytes], Any]]:
     """The value conversion of each key column (keys in server order need no collation)."""
     by_name = {c.name: c for c in plan.columns}
     return [_converter(by_name[k], None, plan.labels, plan.mariadb) for k in plan.key]
-
-
-def read_change(plan: TablePlan, row: dict[str, Any], point: ReadPoint, at: dt.datetime) -> Change:
-    """The ``op="read"`` change of one row read at ``point``."""
-    return Change(
-        "read",
-        plan.schema,
-        plan.table,
-        None,
-        row,
-        None,
-        point.position,
-        at,
-        0,
-        plan.key,
-        0,
-    )
