@@ -32,7 +32,11 @@ hosts                  several primaries, ``h1:3306,h2:3306``: when the one
 user, password         replication account: REPLICATION SLAVE plus BINLOG MONITOR
                        (REPLICATION CLIENT) for SHOW MASTER STATUS / BINARY LOGS
 server_id              replica id, unique among the primary's replicas (stream,
-                       required)
+                       required): the driver's connection
+taskServerIds          stream: the replica ids the tasks register with, one per
+                       task of a micro-batch, ``first-last`` (default: the
+                       ``maxPartitions`` ids after ``server_id``); unused by any
+                       other replica of the primary
 startingPosition       ``earliest`` (first binlog still on the primary, default),
                        ``latest`` (the binlog's end now), a MariaDB GTID state
                        ``0-1-100,1-2-7``, a MySQL GTID set ``uuid:1-100``, or
@@ -56,9 +60,9 @@ maxRowsPerTrigger      stream: at most this many rows per micro-batch. The
 maxBytesPerTrigger     stream: at most this many binlog bytes per micro-batch
                        (default 67108864 = 64 MiB; 0 = no limit)
 maxPartitions          stream: at most this many partitions per micro-batch
-                       (default 16)
-partitionBytes         stream: about this many event bytes per partition
-                       (default 4194304)
+                       (default 16); each task dumps its own binlog range
+partitionBytes         stream: about this many binlog bytes per partition
+                       (default 4194304); a larger transaction is one task's
 connectTimeout         seconds to connect and register (default 10)
 readTimeout            seconds without a byte from the primary (default 60)
 tls, tlsCa             ``off`` (default), ``required``, ``verify_ca``,
@@ -116,13 +120,14 @@ given (batch); with ``schemaHistory=off`` the primary's
 changes the struct while the query runs
 :class:`~replica_client.errors.SchemaChangedError`.
 
-Schema history (:mod:`replica_client.spark.history`): the executors decode
-TABLE_MAP and rows events only, so the driver follows the DDL. A stream's
+Schema history (:mod:`replica_client.spark.history`): the driver follows the
+DDL and hands each task the history valid where its range starts. A stream's
 driver reads the definitions at the query's start (``latest``: the exact
 point they were read at), its dump completes every TABLE_MAP (one the history
 cannot prove fails the query there, with
 :class:`~replica_client.errors.SchemaHistoryError`), every offset holds the
-history valid at it, and each partition the histories of its transactions.
+history valid at it, and each partition the history at its range's start
+(its task's decoder follows the DDL within the range).
 A restarted query decodes with its checkpoint's history, never the primary's
 current definitions. The history kept is that of the tables ``tables``
 selects (and of those the binlog changed): without ``tables`` every table's

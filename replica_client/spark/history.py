@@ -4,10 +4,9 @@ No pyspark import. Primaries in their default settings write TABLE_MAPs without
 column names, signedness, charsets or ENUM/SET labels (MariaDB
 ``binlog_row_metadata=NO_LOG``, MySQL ``MINIMAL``); a
 :class:`~replica_client.schema.history.SchemaHistory` says them, valid at one
-binlog point and moved by the DDL read after it. The executors decode TABLE_MAP
-and rows events only, never the QueryEvents between them, so they cannot move a
-history themselves: the driver does, and hands each task the history valid
-where its events are.
+binlog point and moved by the DDL read after it. A history cannot be read from
+the primary where a task starts (its definitions are today's), so the driver
+follows the DDL and hands each task the history valid where its work starts.
 
 - Stream: the driver prepares the history at the query's start
   (:func:`prepare`, as ``connect()`` does), its dump session follows every DDL
@@ -15,7 +14,8 @@ where its events are.
   carries the history valid there (:class:`HistoryJson`: the JSON form, kept
   to the tables of the ``tables`` option and those the binlog changed) and a
   restarted query resumes from its offset's, and each partition carries the
-  distinct histories of its transactions once (see ``planner.py``).
+  history valid where its range starts (see ``partitions.py``); the task's
+  decoder follows the DDL within the range.
 - Batch over files: ``schemaHistory`` names a JSON file holding the history at
   the start of the first file (:func:`load_history_file`); the driver reads the
   files' events in order before planning (rows undecoded) and gives every

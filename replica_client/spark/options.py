@@ -23,7 +23,7 @@ from ..tls import TLS_MODES, TlsMode
 
 __all__ = ["DEFAULT_MAX_BYTES_PER_TRIGGER", "SourceOptions", "StartingPosition", "parse_options"]
 
-#: A batch holds its raw events in the driver until Spark plans it; cap it by default.
+#: A micro-batch's binlog bytes, capped by default (its tasks read them in parallel).
 DEFAULT_MAX_BYTES_PER_TRIGGER: Final = 64 << 20
 
 #: "earliest", "latest", "snapshot" (the tables' rows first, then the stream from
@@ -41,6 +41,7 @@ _KNOWN: Final = frozenset(
         "user",
         "password",
         "serverid",
+        "taskserverids",
         "startingposition",
         "splitbytes",
         "tables",
@@ -151,6 +152,9 @@ class SourceOptions:
     user: str = ""
     password: str = field(default="", repr=False)
     server_id: int | None = None
+    #: The replica ids stream tasks register with (``taskServerIds``, first and
+    #: last); None: the ``maxPartitions`` ids after ``server_id``.
+    task_server_id_range: tuple[int, int] | None = None
     starting_position: StartingPosition = "earliest"
     tables: TableFilter = field(default_factory=TableFilter)
     key_file: str | None = None
@@ -185,6 +189,15 @@ class SourceOptions:
     def uses_history(self) -> bool:
         """True when TABLE_MAPs are completed from a schema history."""
         return self.schema_history_file is not None or self.schema_history != "off"
+
+    @property
+    def task_server_ids(self) -> tuple[int, int]:
+        """The first and last replica id of stream tasks: each task of a micro-batch
+        registers with its own, so that the primary never drops one for another."""
+        if self.task_server_id_range is not None:
+            return self.task_server_id_range
+        base = self.server_id or 0
+        return base + 1, base + self.max_partitions
 
     @property
     def typed_table(self) -> tuple[str, str]:
@@ -238,6 +251,12 @@ class SourceOptions:
                 "option server_id is required to stream from a primary: a replica id "
                 "unique among the primary's replicas (a duplicate disconnects the other)"
             )
+        first, last = self.task_server_ids
+        if first <= self.server_id <= last:
+            raise ConfigError(
+                f"option taskServerIds ({first}-{last}) holds server_id {self.server_id}: the "
+                "stream's tasks register with those ids, and a duplicate disconnects the other"
+            )
 
 
 def parse_options(options: Mapping[str, str]) -> SourceOptions:
@@ -252,7 +271,8 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         if key not in _KNOWN:
             raise ConfigError(
                 f"unknown option {name!r} for mariadb_binlog; known: "
-                "host, port, hosts, user, password, server_id, startingPosition, tables, "
+                "host, port, hosts, user, password, server_id, taskServerIds, "
+                "startingPosition, tables, "
                 "excludeTables, keyFile, keyFilePassword, verifyChecksum, maxRowsPerTrigger, "
                 "maxBytesPerTrigger, maxPartitions, partitionBytes, splitBytes, connectTimeout, "
                 "readTimeout, tls, tlsCa, snapshotChunkRows, typed, invalidValues, "
@@ -303,6 +323,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         user=opts.get("user", ""),
         password=opts.get("password", ""),
         server_id=_int(opts, "serverid", None, 1),
+        task_server_id_range=_id_range(opts.get("taskserverids", "")),
         starting_position=parse_starting_position(opts.get("startingposition", "earliest")),
         tables=TableFilter.parse(opts.get("tables", ""), opts.get("excludetables", "")),
         key_file=key_file,
@@ -329,6 +350,23 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     elif "invalidvalues" in opts:
         raise ConfigError("option invalidValues applies only with typed=true")
     return result
+
+
+def _id_range(raw: str) -> tuple[int, int] | None:
+    """Option taskServerIds: ``first-last`` (or one id), None when not given."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    first, _, last = raw.partition("-")
+    try:
+        ids = int(first), int(last or first)
+    except ValueError:
+        raise ConfigError(f"option taskServerIds must be first-last, got {raw!r}") from None
+    if not 1 <= ids[0] <= ids[1] <= 0xFFFFFFFF:
+        raise ConfigError(
+            f"option taskServerIds must be first-last with 1 <= first <= last < 2**32, got {raw!r}"
+        )
+    return ids
 
 
 def _schema_history(raw: str) -> tuple[SchemaHistoryMode, str | None]:

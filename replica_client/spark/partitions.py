@@ -1,70 +1,126 @@
-"""A micro-batch cut into partitions: the transactions each task decodes.
+"""A micro-batch cut into partitions: the binlog range each task reads itself.
 
-:func:`split_partitions` cuts a batch's transactions into partitions of about
-``partitionBytes`` at transaction boundaries; each :class:`PlannedPartition`
-carries the distinct schema histories of its transactions once. No pyspark import.
+:func:`split_partitions` cuts a batch's transactions into ranges of about
+``partitionBytes`` at transaction boundaries. A :class:`RangePartition` holds
+no binlog data: where its task starts (an :class:`~.offset.Offset` on the
+primary the batch was planned on, with the GTID state and the schema history
+valid there), where it ends, and the replica id the task registers with. The
+task dumps that range on a connection of its own. No pyspark import.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .dump import Txn
+from ..position import FilePos
+from ..schema import SchemaTracker
+from .dump import BinlogDump, Txn
 from .history import HistoryJson
+from .offset import Offset
 from .options import SourceOptions
 
-__all__ = ["PlannedPartition", "TxnSlice", "split_partitions"]
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-#: What a partition carries per transaction: (FDE, file, GTID, [(pos, raw event)],
-#: the index of its schema history in the partition's histories, -1 without one).
-TxnSlice = tuple[bytes, str, "str | None", list[tuple[int, bytes]], int]
+    from .changelog import ChangelogBuilder
+
+__all__ = ["RangePartition", "read_range", "split_partitions"]
 
 
-@dataclass(slots=True)
-class PlannedPartition:
-    """The transactions one task decodes, and the schema histories they are decoded
-    with: each distinct history once, in its JSON form (``SchemaHistory.to_json``)."""
+@dataclass(frozen=True, slots=True)
+class RangePartition:
+    """The binlog range one task reads: from ``start`` to the transaction boundary ``end``.
 
-    txns: list[TxnSlice]
-    histories: list[dict[str, Any]] = field(default_factory=list)
+    Attributes:
+        start: where the task's dump starts, on the primary ``start.host``: the end
+            of the last transaction before the range (its file position, else its
+            GTID state), with the schema history valid there.
+        end: the boundary after the range's last transaction.
+        server_id: the replica id the task registers with (one of ``taskServerIds``).
+        transactions: transactions of the range holding changes of the selected tables.
+        nbytes: binlog bytes of those transactions.
+    """
+
+    start: Offset
+    end: FilePos
+    server_id: int
+    transactions: int
+    nbytes: int
 
 
 def split_partitions(
     txns: list[Txn],
     opts: SourceOptions,
     history_json: Callable[[object], dict[str, Any] | None] | None = None,
-) -> list[PlannedPartition]:
-    """Cut a batch into partitions of about ``partitionBytes`` at transaction boundaries.
+) -> list[RangePartition]:
+    """Cut a batch into ranges of about ``partitionBytes``, at transaction boundaries,
+    about ``maxPartitions`` at most (one more where the batch moved to another primary:
+    a range is read from one).
 
-    ``history_json``: the JSON form of a transaction's history (``Txn.schema``); each
-    partition holds each distinct one once, its transactions name it by index.
+    Only transactions holding changes of the selected tables are read: a range
+    starts at the first such transaction, so the ones between ranges are not.
+    ``history_json``: the JSON form of a history, as an offset holds it.
     """
     kept = [t for t in txns if t.events]
     if not kept:
         return []
     form = history_json if history_json is not None else HistoryJson(opts.tables or None)
-    sizes = [sum(len(raw) for _, raw in t.events) for t in kept]
-    total = sum(sizes)
-    n = max(1, min(opts.max_partitions, math.ceil(total / opts.partition_bytes), len(kept)))
-    parts = [PlannedPartition([]) for _ in range(n)]
-    # per partition: id(history) -> its index in the partition's histories
-    places: list[dict[int, int]] = [{} for _ in range(n)]
+    total = sum(t.nbytes for t in kept)
+    ids = opts.task_server_ids
+    count = ids[1] - ids[0] + 1  # replica ids for the batch's tasks, which run at once
+    n = max(1, min(opts.max_partitions, count, math.ceil(total / opts.partition_bytes), len(kept)))
+    groups: list[list[Txn]] = []
     acc = 0
-    for t, size in zip(kept, sizes, strict=True):
-        index = min(n - 1, acc * n // total) if total else 0
-        part = parts[index]
-        where = -1
-        if t.schema is not None:
-            known = places[index]
-            where = known.get(id(t.schema), -1)
-            if where < 0:
-                data = form(t.schema)
-                if data is not None:
-                    where = known[id(t.schema)] = len(part.histories)
-                    part.histories.append(data)
-        part.txns.append((t.fde, t.file, t.gtid, t.events, where))
-        acc += size
-    return [p for p in parts if p.txns]
+    index = -1
+    for t in kept:
+        at = min(n - 1, acc * n // total) if total else 0
+        if at != index or t.host != groups[-1][-1].host:
+            groups.append([])
+            index = at
+        groups[-1].append(t)
+        acc += t.nbytes
+    out: list[RangePartition] = []
+    for group in groups:
+        first, last = group[0], group[-1]
+        begin = first.begin
+        file, pos = (begin.file, begin.pos) if isinstance(begin, FilePos) else ("", 0)
+        start = Offset(file, pos, first.begin_state, first.host, schema=form(first.begin_schema))
+        server_id = ids[0] + len(out) % count  # (one more range where the batch moved)
+        nbytes = sum(t.nbytes for t in group)
+        out.append(RangePartition(start, last.end, server_id, len(group), nbytes))
+    return out
+
+
+def read_range(
+    opts: SourceOptions, part: RangePartition, builder: ChangelogBuilder | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The changelog batches of one range, read by the task on a dump of its own (the
+    executor side of :func:`split_partitions`).
+
+    Raises:
+        BinlogPositionError: the primary no longer has the range.
+        SchemaHistoryError: a TABLE_MAP the range's history cannot prove.
+    """
+    if builder is None:
+        from .changelog import ChangelogBuilder
+
+        builder = ChangelogBuilder()
+    start = part.start
+    history = start.history()
+    tracker = SchemaTracker(history, unproven=opts.unproven) if history is not None else None
+    dump = BinlogDump(
+        opts.for_address(start.host) if start.host else opts,
+        start.start(start.host),
+        start.gtid_state(),
+        decode_rows=True,
+        definitions=tracker,
+        server_id=part.server_id,
+    )
+    with dump:
+        for event, file, pos, gtid in dump.rows(part.end):
+            builder.add(event, file, pos, gtid)
+            yield from builder.ready()
+    yield from builder.rest()

@@ -4,13 +4,16 @@ Driver side, no pyspark import (the Spark classes in ``source.py`` delegate
 here). One :class:`StreamPlanner` lives in Spark's driver-side Python process
 for the streaming reader, created lazily on the first call (the reader object
 itself is pickled before that). The resume points are :class:`Offset`
-(:mod:`.offset`, with their JSON form); a batch is cut into tasks by
-:func:`split_partitions` (:mod:`.partitions`).
+(:mod:`.offset`, with their JSON form); a batch is cut into binlog ranges by
+:func:`split_partitions` (:mod:`.partitions`) at transaction boundaries,
+found without decoding rows, and every task dumps its own range: no binlog
+data travels from the driver to a task.
 
 Exactly once: a batch always ends at a transaction boundary, and a batch's
 range is re-read deterministically from the primary (``partitions(start,
-end)`` after a restart reads from ``start`` until exactly ``end``); when the
-primary no longer has that range, :class:`BinlogPositionError` is raised.
+end)`` after a restart walks from ``start`` until exactly ``end``, and each
+task reads until exactly its range's end); when the primary no longer has
+that range, :class:`BinlogPositionError` is raised.
 
 Schema history (option ``schemaHistory``, see :mod:`.history`): the first
 offset of a new query holds the table definitions valid there, read from the
@@ -20,11 +23,11 @@ completes every TABLE_MAP (one it cannot prove fails the query here, with
 :class:`~replica_client.errors.SchemaHistoryError`); every later offset holds
 the history valid at it, under ``"schema"``, so a restarted query decodes
 with the definitions of its checkpoint, never with the primary's current
-ones. Each partition carries the distinct histories of its transactions once
-(:class:`PlannedPartition`). A QueryEvent that changed rows of a selected table
-as SQL text fails the query here with
-:class:`~replica_client.errors.StatementLoggedError` (executors never see
-QueryEvents).
+ones. Each range starts with the history valid at its start
+(:class:`RangePartition`), and its task's decoder follows the DDL within it
+as the driver's did. A QueryEvent that changed rows of a selected table as
+SQL text fails the query here, in the driver, with
+:class:`~replica_client.errors.StatementLoggedError`, before any task runs.
 """
 
 from __future__ import annotations
@@ -62,16 +65,15 @@ from .dump import BinlogDump, Txn, position_key
 from .history import HistoryJson, load_history_file, prepare, replica_config
 from .offset import Offset
 from .options import SourceOptions
-from .partitions import PlannedPartition, TxnSlice, split_partitions
+from .partitions import RangePartition, split_partitions
 from .snapshot import Chunk, plan_snapshot
 
 T = TypeVar("T")
 
 __all__ = [
     "Offset",
-    "PlannedPartition",
+    "RangePartition",
     "StreamPlanner",
-    "TxnSlice",
     "query",
     "split_partitions",
 ]
@@ -248,8 +250,9 @@ class StreamPlanner:
         chunks = start.snapshot_plan()[0]
         return chunks[planned:]
 
-    def plan(self, start: Offset, end: Offset) -> list[PlannedPartition]:
-        """The partitions of the batch ``[start, end)`` (re-read when not cached)."""
+    def plan(self, start: Offset, end: Offset) -> list[RangePartition]:
+        """The binlog ranges the tasks of the batch ``[start, end)`` read (its transaction
+        boundaries walked again when not cached)."""
         if start == end:
             return []
         if end.initial_schema is not None:  # the first batch: its start's history as planned
@@ -367,7 +370,7 @@ class StreamPlanner:
             self.primary,
             start.start(self._address),
             start.gtid_state(),
-            count_rows=count_rows,
+            decode_rows=count_rows,
             definitions=tracker,
             binlog_format=self._binlog_format,
         )

@@ -13,11 +13,12 @@ Process layout, as Spark runs it:
   (:class:`~replica_client.spark.planner.StreamPlanner`, which owns the
   replication connection) is created lazily in the long-lived driver-side
   Python process that Spark keeps for the query, and is never pickled.
-* ``read(partition)`` runs on executors: it decodes binlog files (batch) or
-  the raw events a partition carries (stream) with the shared ``EventDecoder``,
-  its TABLE_MAPs completed from the schema histories the partition carries
+* ``read(partition)`` runs on executors: it decodes binlog files (batch), or
+  dumps the binlog range the partition names on a replication connection of
+  its own (stream; :func:`~replica_client.spark.partitions.read_range`), its
+  TABLE_MAPs completed from the schema history the partition carries
   (:mod:`~replica_client.spark.history`), and yields ``pyarrow.RecordBatch`` es
-  of the changelog schema.
+  of the changelog schema. A stream task carries no binlog data.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -61,17 +62,17 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ..binlog.decoder import EventDecoder
 from ..binlog.events import QueryEvent, RowsEvent
 from ..binlog.transactions import TransactionTracker
 from ..config import DecoderOptions
 from ..errors import ConfigError
 from ..files import BinlogFileReader, binlog_files_in, file_spans
-from ..schema import SchemaHistory, SchemaTracker, Unproven
+from ..schema import SchemaHistory
 from .changelog import ARROW_SCHEMA, FIELDS, ChangelogBuilder, file_number
 from .history import history_from_json, load_history_file, span_histories, statement_check
 from .options import SourceOptions, parse_options
-from .planner import Offset, StreamPlanner, TxnSlice, query
+from .partitions import RangePartition, read_range
+from .planner import Offset, StreamPlanner, query
 from .snapshot import Chunk, read_chunk
 from .typed import (
     TypedChangelogBuilder,
@@ -341,15 +342,12 @@ def _encryption_keys(opts: SourceOptions) -> dict[int, bytes] | None:
 
 
 class StreamPartition(InputPartition):
-    """Raw events of whole transactions, with the FDE they are decoded with, and the
-    schema histories (JSON forms, each once) they are decoded with."""
+    """One binlog range of a micro-batch, which the task dumps itself (no binlog data
+    in the task: see :class:`~replica_client.spark.partitions.RangePartition`)."""
 
-    def __init__(
-        self, index: int, txns: list[TxnSlice], histories: list[dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, index: int, part: RangePartition) -> None:
         self.index = index
-        self.txns = txns
-        self.histories = histories or []
+        self.part = part
 
 
 class SnapshotPartition(InputPartition):
@@ -358,41 +356,6 @@ class SnapshotPartition(InputPartition):
     def __init__(self, index: int, chunk: Chunk) -> None:
         self.index = index
         self.chunk = chunk
-
-
-def decode_slices(
-    txns: list[TxnSlice],
-    options: DecoderOptions,
-    builder: ChangelogBuilder | None = None,
-    histories: Sequence[dict[str, Any]] = (),
-    unproven: Unproven = "error",
-) -> Iterator[pa.RecordBatch]:
-    """Decode the raw events of a stream partition into changelog batches.
-
-    A transaction whose history index is ``i >= 0`` is decoded by a decoder whose
-    TABLE_MAPs are completed from ``histories[i]`` (one decoder per history).
-    """
-    builder = builder if builder is not None else ChangelogBuilder()
-    # history index -> (its decoder, the FDE it holds)
-    decoders: dict[int, tuple[EventDecoder, bytes | None]] = {}
-    for fde, file, gtid, events, index in txns:
-        decoder, current_fde = decoders.get(index) or (None, None)
-        if decoder is None:
-            tracker = None
-            if index >= 0:
-                history = history_from_json(histories[index], "a stream partition")
-                tracker = SchemaTracker(history, unproven=unproven)
-            decoder = EventDecoder(options, definitions=tracker)
-        if fde is not current_fde and fde != current_fde:
-            decoder.reset()
-            decoder.decode(fde)
-        decoders[index] = (decoder, fde)
-        for pos, raw in events:
-            event = decoder.decode(raw, pos)
-            if isinstance(event, RowsEvent):
-                builder.add(event, file, pos, gtid)
-        yield from builder.ready()
-    yield from builder.rest()
 
 
 class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -451,8 +414,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if first.snapshot:
             chunks = self.planner.snapshot_chunks(first, last)
             return [SnapshotPartition(i, c) for i, c in enumerate(chunks)]
-        parts = self.planner.plan(first, last)
-        return [StreamPartition(i, p.txns, p.histories) for i, p in enumerate(parts)]
+        return [StreamPartition(i, p) for i, p in enumerate(self.planner.plan(first, last))]
 
     def commit(self, end: dict[str, Any]) -> None:
         self.planner.commit(Offset.from_json(end))
@@ -467,13 +429,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if isinstance(partition, SnapshotPartition):
             return _conform(read_chunk(self.opts, partition.chunk), _arrow_schema_for(self.schema))
         assert isinstance(partition, StreamPartition)
-        batches = decode_slices(
-            partition.txns,
-            self.opts.decoder_options(with_filter=False),
-            _builder(self.opts, self.schema),
-            partition.histories,
-            self.opts.unproven,
-        )
+        batches = read_range(self.opts, partition.part, _builder(self.opts, self.schema))
         return _conform(batches, _arrow_schema_for(self.schema))
 
 

@@ -37,7 +37,9 @@ SPARK_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=8192",))
 #: A second one for the test that purges binlogs.
 PURGE_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=16384",))
 
-_server_ids = itertools.count(5001)
+#: Replica ids, 20 apart: a stream's tasks register with the (``maxPartitions``,
+#: 16 by default) ids after its own.
+_server_ids = itertools.count(60_001, 20)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -114,21 +114,26 @@ def test_history_forms_are_kept_to_the_selected_tables_and_made_once() -> None:
     assert forms(None) is None
 
 
-def test_partitions_hold_each_distinct_history_once() -> None:
+def test_each_range_starts_with_the_history_valid_at_its_start() -> None:
     before, after = _history(_T), _history()
+    # transaction 5 is a DDL: the history before it is ``before``, after it ``after``
     txns = [
-        Txn(b"F", "f.000001", [(4, b"x" * 100)], f"0-1-{i}", FilePos("f.000001", i), "", 100,
-            0, True, before if i < 6 else after)
+        Txn("f.000001", 1, f"0-1-{i}", FilePos("f.000001", 100 * i), "", before if i < 6 else after,
+            FilePos("f.000001", 100 * (i + 1)), "", 100, 0, True, before if i < 5 else after, "a:1")
         for i in range(10)
     ]  # fmt: skip
     one = split_partitions(txns, parse_options({"maxPartitions": "1"}))
-    assert len(one) == 1 and len(one[0].histories) == 2
-    assert [s[4] for s in one[0].txns] == [0] * 6 + [1] * 4
-    assert SchemaHistory.from_json(one[0].histories[0]).tables == before.tables
+    assert len(one) == 1 and one[0].start.history() is not None
+    assert one[0].start.history().tables == before.tables  # type: ignore[union-attr]
     parts = split_partitions(txns, parse_options({"maxPartitions": "3", "partitionBytes": "300"}))
-    assert len(parts) == 3
-    for part in parts:
-        assert len(part.histories) == len({s[4] for s in part.txns})
+    assert [p.start.pos for p in parts] == [0, 400, 700]
+    histories = [p.start.history() for p in parts]
+    # ranges from transactions 0 and 4 (before the DDL) and 7 (after it)
+    assert [h.tables if h else None for h in histories] == [
+        before.tables,
+        before.tables,
+        after.tables,
+    ]
 
 
 def _table_maps(
@@ -241,8 +246,8 @@ def test_the_first_batch_is_replayed_with_the_history_it_was_planned_with(
     initial = Offset("b.000001", 4, "0-1-1", "127.0.0.1:3306", schema=forms(planned))
     planner._initial = initial
     txns = iter(
-        [Txn(b"F", "b.000001", [(4, b"x")], "0-1-2", FilePos("b.000001", 100), "0-1-2", 10, 0,
-             True, now)]
+        [Txn("b.000001", 1, "0-1-2", FilePos("b.000001", 4), "0-1-1", planned,
+             FilePos("b.000001", 100), "0-1-2", 10, 0, True, now, "127.0.0.1:3306")]
     )  # fmt: skip
     monkeypatch.setattr(planner, "_open", lambda start, **kw: None)
     monkeypatch.setattr(planner, "_next", lambda: next(txns, None))

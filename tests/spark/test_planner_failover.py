@@ -15,8 +15,8 @@ import pytest
 
 from replica_client.errors import LostTransactionsError
 from replica_client.spark import parse_options
+from replica_client.spark.partitions import read_range
 from replica_client.spark.planner import Offset, StreamPlanner
-from replica_client.spark.source import decode_slices
 from replica_client.testing.server import MariaDBServer
 from tests.integration._replication import TABLE, pair, promote, wait_caught_up
 from tests.integration._stream_support import REPL_PASSWORD, REPL_USER, next_server_id
@@ -44,8 +44,7 @@ def _planner(primary: MariaDBServer, replica: MariaDBServer, start: str) -> Stre
 def _ids(planner: StreamPlanner, start: Offset, end: Offset) -> list[int]:
     ids = []
     for partition in planner.plan(start, end):
-        options = planner.opts.decoder_options()
-        for batch in decode_slices(partition.txns, options, histories=partition.histories):
+        for batch in read_range(planner.opts, partition):
             for after in batch.column("after").to_pylist():
                 if after is not None:
                     ids.append(int(json.loads(after)["id"]))

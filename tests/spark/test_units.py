@@ -123,27 +123,56 @@ def test_offsets_round_trip_and_order() -> None:
         Offset.from_json({"file": "x"})
 
 
-def test_partitions_split_at_transactions_by_bytes() -> None:
-    opts = parse_options({"partitionBytes": "1000", "maxPartitions": "3"})
-    txns = [
-        Txn(
-            b"F",
-            "f.000001",
-            [(4, b"x" * 400)],
-            f"0-1-{i}",
-            FilePos("f.000001", i),
-            "",
-            400,
-            0,
-            True,
-        )
-        for i in range(10)
-    ]
-    txns.append(Txn(b"F", "f.000001", [], None, FilePos("f.000001", 99), "", 10, 0, True))
+def _txn(i: int, events: int = 1, nbytes: int = 400, host: str = "a:3306") -> Txn:
+    """A transaction from position ``100 * i`` to ``100 * (i + 1)`` of f.000001."""
+    begin, end = FilePos("f.000001", 100 * i), FilePos("f.000001", 100 * (i + 1))
+    return Txn(
+        "f.000001", events, f"0-1-{i}", begin, f"0-1-{i - 1}", None, end, f"0-1-{i}", nbytes,
+        0, True, None, host,
+    )  # fmt: skip
+
+
+def test_partitions_are_ranges_cut_at_transactions_by_bytes() -> None:
+    opts = parse_options({"partitionBytes": "1000", "maxPartitions": "3", "serverId": "7"})
+    txns = [_txn(i) for i in range(10)] + [_txn(10, events=0, nbytes=10)]
     parts = split_partitions(txns, opts)
     assert len(parts) == 3
-    assert [s[2] for p in parts for s in p.txns] == [f"0-1-{i}" for i in range(10)]
-    assert all(p.histories == [] and all(s[4] == -1 for s in p.txns) for p in parts)
+    # contiguous ranges of the transactions with events, each from its first's begin
+    # to its last's end, on the primary they were planned on, with the GTID state there
+    assert [(p.start.pos, p.end.pos) for p in parts] == [(0, 400), (400, 700), (700, 1000)]
+    assert [p.start.gtid for p in parts] == ["0-1--1", "0-1-3", "0-1-6"]
+    assert all(p.start.host == "a:3306" and p.start.schema is None for p in parts)
+    assert [p.transactions for p in parts] == [4, 3, 3]
+    assert sum(p.nbytes for p in parts) == 4000
+    # every task of the batch registers with its own replica id, after server_id's
+    assert [p.server_id for p in parts] == [8, 9, 10]
+    # a range is read from one primary: a batch that moved to another is cut there
+    moved = [_txn(0), _txn(1), _txn(2, host="b:3306")]
+    one = split_partitions(moved, parse_options({"maxPartitions": "1"}))
+    assert [(p.start.host, p.start.pos, p.end.pos) for p in one] == [
+        ("a:3306", 0, 200),
+        ("b:3306", 200, 300),
+    ]
+    # transactions without changes of the selected tables are not read
+    assert split_partitions([_txn(0, events=0)], opts) == []
+
+
+def test_task_server_ids_option() -> None:
+    opts = parse_options({"user": "u", "serverId": "7", "maxPartitions": "4"})
+    assert opts.task_server_ids == (8, 11)
+    opts = parse_options({"user": "u", "serverId": "7", "taskServerIds": "100-101"})
+    assert opts.task_server_ids == (100, 101)
+    parts = split_partitions(
+        [_txn(i, nbytes=10) for i in range(3)],
+        parse_options({"taskServerIds": "100-101", "partitionBytes": "10"}),
+    )
+    # no more tasks than ids: two at once with one id would drop each other
+    assert [p.server_id for p in parts] == [100, 101]
+    for bad in ("x", "5-2", "0-3"):
+        with pytest.raises(ConfigError, match="taskServerIds"):
+            parse_options({"taskServerIds": bad})
+    with pytest.raises(ConfigError, match="holds server_id 7"):
+        parse_options({"user": "u", "serverId": "7", "taskServerIds": "5-9"}).require_connection()
 
 
 def test_top_level_registration_module() -> None:
