@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +128,15 @@ class ServerProcess:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self.running else None
 
-    def launch(self, cmd: Sequence[str], console: Path) -> None:
-        """Start ``cmd`` with stdout and stderr appended to ``console``."""
+    def launch(
+        self, cmd: Sequence[str], console: Path, env: Mapping[str, str] | None = None
+    ) -> None:
+        """Start ``cmd`` with stdout and stderr appended to ``console`` (in ``env``, default
+        this process's environment)."""
         with console.open("ab") as out:
             self._proc = subprocess.Popen(
                 list(cmd),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -185,18 +189,29 @@ class ServerProcess:
             time.sleep(delay)
             delay = min(delay * 1.5, 0.1)
 
-    def stop(self, timeout: float = 60.0) -> None:
-        """SIGTERM and wait; SIGKILL the process group after ``timeout`` seconds."""
+    def stop(self, timeout: float = 60.0, *, group: bool = False) -> None:
+        """SIGTERM and wait; SIGKILL the process group after ``timeout`` seconds.
+
+        With ``group``, SIGTERM goes to the whole process group, and whatever is
+        left of the group once the process exited is SIGKILLed (children it started,
+        e.g. a Spark worker's executors).
+        """
         proc = self._proc
         if proc is None:
             return
         if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if group:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                else:
+                    proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
+        if group:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
         self._proc = None
 
     def kill(self) -> None:
