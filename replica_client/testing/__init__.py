@@ -14,6 +14,8 @@ Modules, each with one job:
   lists) and ``binaries`` (where a server's binaries are);
 - ``process``: process lifecycle; ``certs``: TLS and key files;
   ``containers``: :class:`ContainerServer` where Docker is available;
+  ``spark_cluster``: a Spark standalone cluster on loopback and the sizes of
+  the tasks a driver sent it;
   ``errors``: the error types (DSNs are parsed by :mod:`replica_client.dsn`,
   shared with the command line);
 - ``pytest_plugin``: registered as a ``pytest11`` entry point; the
