@@ -284,6 +284,15 @@ def _new_table(srv: MariaDBServer, db: str, columns: str) -> str:
     return f"{file}:{pos}"
 
 
+def oracle_workload(srv: MariaDBServer, *, random_rows: int, seed: int) -> oracle.Workload:
+    """The SELECT oracle's workload (tests/oracle.py) on ``srv``: its table afresh."""
+    conn = oracle.connect(srv.host, srv.port, srv.user, srv.password)
+    try:
+        return oracle.run_workload(conn, random_rows=random_rows, seed=seed)
+    finally:
+        conn.close()
+
+
 @pytest.mark.integration
 def test_typed_stream_equals_select_for_every_column_type(
     spark: SparkSession, flavor_primary: MariaDBServer, server_id: int, tmp_path: Path
@@ -293,11 +302,7 @@ def test_typed_stream_equals_select_for_every_column_type(
     srv.sql("FLUSH BINARY LOGS")
     first_file = srv.binlog_files()[-1]
     file, pos = srv.binlog_position()
-    conn = oracle.connect(srv.host, srv.port, srv.user, srv.password)
-    try:
-        w = oracle.run_workload(conn, random_rows=120, seed=7)
-    finally:
-        conn.close()
+    w = oracle_workload(srv, random_rows=120, seed=7)
     table = f"{oracle.SCHEMA}.{oracle.TABLE}"
     opts = stream_options(
         srv, server_id, startingPosition=f"{file}:{pos}", tables=table, typed="true",
