@@ -35,7 +35,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Row, SparkSession
 
 import replica_client as rc
-from replica_client.testing.server import MariaDBServer
+from replica_client.testing.pytest_plugin import PrimaryFactory
+from replica_client.testing.server import MariaDBServer, ServerVariant
 from replica_client.testing.spark_cluster import SparkCluster, Tasks
 from tests import oracle
 
@@ -92,6 +93,39 @@ def _stream(
         assert "sink failure" in str(exc)
         return batches
     raise AssertionError(f"the sink's failure at batch {fail_at} did not stop the run")
+
+
+def _stream_totals(
+    spark: SparkSession, options: dict[str, Any], checkpoint: str
+) -> list[tuple[int, int, int, int, int]]:
+    """One availableNow run, each batch summed where it runs (its rows are not brought
+    to the driver): ``(batch id, rows, distinct ids, smallest id, characters of pad)``."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as f
+
+    totals: list[tuple[int, int, int, int, int]] = []
+
+    def sink(df: DataFrame, batch_id: int) -> None:
+        after = f.from_json("after", "id INT, pad STRING")
+        row = df.select(after.alias("a")).agg(
+            f.count("*"), f.countDistinct("a.id"), f.min("a.id"), f.sum(f.length("a.pad"))
+        ).first()
+        assert row is not None
+        totals.append((batch_id, int(row[0]), int(row[1]), int(row[2] or 0), int(row[3] or 0)))
+
+    reader = spark.readStream.format("mariadb_binlog")
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    query = (
+        reader.load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(600)
+    assert not query.isActive, "the availableNow query did not finish"
+    return totals
 
 
 # -- in the tests -------------------------------------------------------------------------
@@ -261,4 +295,40 @@ def test_typed_stream_on_the_cluster_equals_select_for_every_column_type(
         len(oracle.COLUMNS) + 1
     )
     _spread("typed stream micro-batches", ran.tasks)
+    ran.tasks.assert_tasks_under(MIB)
+
+
+#: The large transaction: rows of 1 MiB, 310 MiB in all, on a primary of its own.
+BIG_VARIANT = ServerVariant(extra_args=("--binlog-row-event-max-size=65536",))
+_BIG_ROWS, _BIG_PAD = 310, 1 << 20
+
+
+@pytest.fixture(scope="module")
+def big_primary(mariadb_primary_factory: PrimaryFactory) -> MariaDBServer:
+    """A primary of its own: its binlog holds the large transaction, no other test's."""
+    return mariadb_primary_factory(BIG_VARIANT)
+
+
+def test_a_transaction_over_300_mb_streams_on_the_cluster_with_default_settings(
+    cluster: ClusterDriver, big_primary: MariaDBServer, server_id: int, tmp_path: Path
+) -> None:
+    """A transaction larger than spark.rpc.message.maxSize (128 MiB, the default) and
+    than maxBytesPerTrigger: one micro-batch, read by one task that carries none of it."""
+    srv = big_primary
+    start = _table(srv, "c_big")
+    srv.sql_many(["BEGIN",
+                  *(f"INSERT INTO c_big.t VALUES ({i}, 0, REPEAT('{i % 10}', {_BIG_PAD}))"
+                    for i in range(_BIG_ROWS)),
+                  "COMMIT"])  # fmt: skip
+    file, end = srv.binlog_position()
+    assert file == start.split(":")[0] and end - int(start.split(":")[1]) > 300_000_000
+    _insert(srv, "c_big.t", range(1000, 1003), 10)  # a small one after it
+    opts = stream_options(srv, server_id, startingPosition=start, tables="c_big.*")
+    ran = cluster.call(_stream_totals, opts, str(tmp_path / "ck"))
+    totals = sorted(ran.value)
+    assert sum(t[1] for t in totals) == _BIG_ROWS + 3
+    big = [t for t in totals if t[1] == _BIG_ROWS]
+    assert len(big) == 1, f"the transaction is not one batch: {totals}"
+    assert big[0][2:] == (_BIG_ROWS, 0, _BIG_ROWS * _BIG_PAD)  # every row once, whole
+    print(f"300 MB transaction: {ran.tasks.summary()}")
     ran.tasks.assert_tasks_under(MIB)
