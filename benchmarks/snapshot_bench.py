@@ -60,7 +60,25 @@ def _pymysql_child(args: dict[str, Any]) -> dict[str, Any]:
             reads += len(batch)
     conn.close()
     seconds = time.perf_counter() - began
-    return {"rows": reads, "seconds": seconds, "peak_rss_mb": peak_rss_kb() / 1024}
+    return _result(reads, seconds)
+
+
+def _result(rows: int, seconds: float) -> dict[str, Any]:
+    """A reader's figures: rows, wall seconds, its CPU seconds, peak RSS."""
+    return {
+        "rows": rows,
+        "seconds": seconds,
+        "cpu_seconds": time.process_time(),
+        "peak_rss_mb": peak_rss_kb() / 1024,
+    }
+
+
+def _server_cpu(pid: int | None) -> float:
+    """CPU seconds the server process has used (user + system)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _child(args: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +109,7 @@ def _child(args: dict[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     asyncio.run(run())
     seconds = time.perf_counter() - began
-    return {"rows": reads, "seconds": seconds, "peak_rss_mb": peak_rss_kb() / 1024}
+    return _result(reads, seconds)
 
 
 def _measure(args: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for n, (name, table) in enumerate(runs):
             mode = name.split()[-1]
+            server_before = _server_cpu(srv.pid)
             results[name] = _measure({**args, "mode": mode, "table": table, "server_id": 401 + n})
+            results[name]["server_cpu_seconds"] = _server_cpu(srv.pid) - server_before
         results["mariadb_dump_seconds"] = _dump(srv)
     finally:
         srv.close()
@@ -231,6 +251,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{mb_s:.0f} MB/s ({ratio:.2f}x PyMySQL SSCursor"
             + (f", {rate / dump_rate:.2f}x mariadb-dump" if short == "snap" else "")
             + f"), peak RSS {r['peak_rss_mb']:.0f} MB"
+        )
+        # CPU a second of reading takes, in the reader and in the server: what more
+        # connections at once could gain on this machine's cores
+        reader, server = r["cpu_seconds"] / r["seconds"], r["server_cpu_seconds"] / r["seconds"]
+        print(
+            f"    CPU per second of reading: reader {reader:.2f}, server {server:.2f}; "
+            f"ceiling for parallel readers on {os.cpu_count()} cores: "
+            f"{(os.cpu_count() or 1) / (reader + server):.2f}x"
         )
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=2))
