@@ -63,9 +63,7 @@ _COLUMNS_SQL: Final = (
     "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, "
     "c.CHARACTER_MAXIMUM_LENGTH, c.NUMERIC_PRECISION, c.NUMERIC_SCALE, c.DATETIME_PRECISION, "
     "c.CHARACTER_SET_NAME, c.COLLATION_NAME, c.IS_NULLABLE, c.EXTRA "
-    "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
-    "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
-    "WHERE t.TABLE_TYPE <> 'VIEW' AND t.TABLE_TYPE <> 'SYSTEM VIEW' AND c.TABLE_SCHEMA IN ({}) "
+    "FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA IN ({}) "
     "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION"
 )
 _KEYS_SQL: Final = (
@@ -191,6 +189,11 @@ def table_definitions(tables: TableFilter | None) -> Procedure[Definitions]:
     columns = yield Query(_COLUMNS_SQL.format(marks), args)
     keys = yield Query(_KEYS_SQL.format(marks), args)
     table_rows = yield Query(_TABLES_SQL.format(marks), args)
+    # Views' columns are dropped here, by the tables read (no views among them): a
+    # join of COLUMNS with TABLES costs MariaDB 6x the two reads (20 vs 3.5 ms for
+    # the mysql schema's 30 tables).
+    real = {(str(s), str(t)) for s, t, _ in table_rows}
+    columns = [row for row in columns if (str(row[0]), str(row[1])) in real]
     defs = table_defs_from_rows(columns, keys, table_rows)
     return Definitions(defs, {s: databases[s] for s in schemas})
 
