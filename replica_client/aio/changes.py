@@ -52,7 +52,7 @@ class ItemSource(Protocol):
 
     def serve_changes(self, consumer: ChangeStream) -> SnapshotReader | None: ...
 
-    def take_buffered(self) -> StreamItem | None: ...
+    def take_buffered(self, changes: bool = False) -> StreamItem | None: ...
 
     async def next_passed(self) -> StreamItem: ...
 
@@ -86,17 +86,17 @@ class ChangeStream:
         pending = self._pending
         if not pending:
             stream = self._stream
-            take = stream.take_buffered
-            changes_of = self._changes_of
+            # (method calls, not bound methods kept in locals: making those costs
+            # more than the calls save, once per change)
             while not pending:
                 if self._reader is not None:
                     await self._from_snapshot(self._reader)
                     continue
                 # items already received are turned into changes without awaiting
-                item = take()
+                item = stream.take_buffered(True)
                 if item is None:
                     item = await stream.next_passed()
-                pending.extend(changes_of(item))
+                pending.extend(self._changes_of(item))
         change = pending.popleft()
         if not pending and self._reader is None:
             # (not while a snapshot runs: the stream's items are the merge's, and

@@ -38,7 +38,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..binlog.constants import HEARTBEAT_TYPES
-from ..binlog.events import Event, RowsEvent, TableMapEvent
+from ..binlog.events import Event, QueryEvent, RowsEvent, TableMapEvent
 from ..checkpoint import Checkpoint
 from ..delivery import AckPolicy
 from ..errors import ConnectionLostError, ReplicaTimeoutError, SnapshotError, StateError
@@ -345,18 +345,24 @@ class BinlogStream(ConnectionKeeper):
         """The GTID of the transaction the last passed item belongs to, if known."""
         return self._delivery.gtid
 
-    def take_buffered(self) -> StreamItem | None:
+    def take_buffered(self, changes: bool = False) -> StreamItem | None:
         """The next passed item (an event, not skipped) among those already received,
         without awaiting; None when :meth:`next_passed` must be awaited (nothing
-        buffered, a schema provider to ask, a snapshot, or the stream is over)."""
+        buffered, a schema provider to ask, a snapshot, or the stream is over).
+
+        ``changes``: for a ``changes()`` consumer, only an item that may give changes
+        (a rows event, a statement); the others are passed on the way.
+        """
         protocol = self._protocol
         if protocol is None or not self._plain or self._closed or self._ended:
             return None
         while (item := protocol.take()) is not None:
             self._pass_item(item)
-            if item.event is not None and not item.skipped:
+            event = item.event
+            if event is not None and not item.skipped:
                 self._acks.caught_up = False
-                return item
+                if not changes or isinstance(event, RowsEvent) or type(event) is QueryEvent:
+                    return item
         return None
 
     async def next_passed(self) -> StreamItem:

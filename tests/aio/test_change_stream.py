@@ -60,7 +60,7 @@ class _Source:
     def serve_changes(self, consumer: ChangeStream) -> Any:
         return self.reader
 
-    def take_buffered(self) -> None:
+    def take_buffered(self, changes: bool = False) -> None:
         return None
 
     async def next_passed(self) -> Any:
