@@ -208,10 +208,12 @@ class TransactionTracker:
         heartbeat), the ones a resumed dump sends again. Moves the tracker to
         the next event's place.
         """
-        _, type_code, _, size, log_pos, flags = header
+        # (indexes: unpacking a named tuple goes through an iterator, 6 calls)
+        type_code = header[1]
+        log_pos = header[4]
         file = self.file
         start = self.pos
-        artificial = flags & _ARTIFICIAL
+        artificial = header[5] & _ARTIFICIAL
         countable = not artificial
         if log_pos and type_code not in PLACE_SPECIAL:
             end = self.pos = log_pos  # the common case first
@@ -219,7 +221,7 @@ class TransactionTracker:
             end = start  # never written to the binlog
             countable = False
         elif type_code == _ROTATE and isinstance(event, RotateEvent):
-            end = log_pos or start + size
+            end = log_pos or start + header[3]
             self.file, self.pos = event.next_file, event.position
         elif type_code == _FDE and not log_pos:
             # re-sent FDE of a dump that starts past position 4: not in the stream's place
@@ -230,7 +232,7 @@ class TransactionTracker:
         elif artificial:
             end = start
         else:
-            end = self.pos = start + size  # log_pos 0 inside a transaction (MariaDB 11.4+)
+            end = self.pos = start + header[3]  # log_pos 0 inside a transaction (MariaDB 11.4+)
         if event is not None:
             handler = _OBSERVERS.get(type(event))
             if handler is not None:
