@@ -129,43 +129,59 @@ def _rows(batches: list[tuple[int, list[Any]]]) -> list[Any]:
     return [row for _, rows in batches for row in rows]
 
 
+def commit_workload(srv: MariaDBServer, db: str) -> tuple[str, Any]:
+    """``db.t``, then five committed transactions of ten rows (ids 0-49), a rolled-back
+    insert (1000) and an insert (2000) left open on the connection returned (commit or
+    close it); with the binlog position before them, as ``file:pos``."""
+    srv.sql(f"CREATE DATABASE {db}")
+    srv.sql(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    start = _position(srv)
+    for t in range(5):
+        srv.sql_many(
+            ["BEGIN", *(f"INSERT INTO {db}.t VALUES ({t * 10 + i}, 'v{i}')" for i in range(10)),
+             "COMMIT"]
+        )  # fmt: skip
+    srv.sql_many(["BEGIN", f"INSERT INTO {db}.t VALUES (1000, 'rolled back')", "ROLLBACK"])
+    other = pymysql.connect(
+        host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=False
+    )
+    with other.cursor() as cur:  # open, not committed while the query runs
+        cur.execute(f"INSERT INTO {db}.t VALUES (2000, 'open')")
+    return start, other
+
+
+def assert_exactly_committed(rows: list[Any]) -> None:
+    """``rows`` are the 50 committed inserts of :func:`commit_workload`, once each."""
+    assert sorted(json.loads(r.after)["id"] for r in rows) == list(range(50))
+    assert {r.op for r in rows} == {"c"}
+    assert len({r.seq for r in rows}) == 50
+
+
+def commit_then_update(srv: MariaDBServer, db: str, other: Any) -> list[tuple[str, int]]:
+    """Commit :func:`commit_workload`'s open insert, update a row: the changes a
+    stream reads next, as (op, id)."""
+    other.commit()
+    srv.sql(f"UPDATE {db}.t SET v = 'again' WHERE id = 7")
+    return [("c", 2000), ("u", 7)]
+
+
 def test_available_now_reads_exactly_committed_rows(
     spark: SparkSession, spark_primary: MariaDBServer, server_id: int, tmp_path: Path
 ) -> None:
     srv = spark_primary
-    srv.sql("CREATE DATABASE s_commit")
-    srv.sql("CREATE TABLE s_commit.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    start = _position(srv)
-    for t in range(5):
-        srv.sql_many(
-            [
-                "BEGIN",
-                *(f"INSERT INTO s_commit.t VALUES ({t * 10 + i}, 'v{i}')" for i in range(10)),
-                "COMMIT",
-            ]
-        )
-    srv.sql_many(["BEGIN", "INSERT INTO s_commit.t VALUES (1000, 'rolled back')", "ROLLBACK"])
-    other = pymysql.connect(
-        host=srv.host, port=srv.port, user=srv.user, password=srv.password, autocommit=False
-    )
+    start, other = commit_workload(srv, "s_commit")
     try:
-        with other.cursor() as cur:  # open, not committed while the query runs
-            cur.execute("INSERT INTO s_commit.t VALUES (2000, 'open')")
         opts = stream_options(srv, server_id, startingPosition=start, tables="s_commit.*")
         batches: list[tuple[int, list[Any]]] = []
         _run(spark, opts, tmp_path / "ck", batches)
-        rows = _rows(batches)
-        assert sorted(json.loads(r.after)["id"] for r in rows) == list(range(50))
-        assert {r.op for r in rows} == {"c"}
-        assert len({r.seq for r in rows}) == 50
-        other.commit()
+        assert_exactly_committed(_rows(batches))
+        expected = commit_then_update(srv, "s_commit", other)
     finally:
         other.close()
-    srv.sql("UPDATE s_commit.t SET v = 'again' WHERE id = 7")
     more: list[tuple[int, list[Any]]] = []
     _run(spark, opts, tmp_path / "ck", more)
     rows = _rows(more)
-    assert [(r.op, json.loads(r.after or r.before)["id"]) for r in rows] == [("c", 2000), ("u", 7)]
+    assert [(r.op, json.loads(r.after or r.before)["id"]) for r in rows] == expected
     assert min(b for b, _ in more) > max(b for b, _ in batches)
 
 
@@ -255,37 +271,52 @@ def test_sink_failure_then_restart_applies_every_change_once(
     assert copy == primary
 
 
-def test_batch_read_of_binlog_files_equals_the_stream(
-    spark: SparkSession, spark_primary: MariaDBServer, server_id: int, tmp_path: Path
-) -> None:
-    srv = spark_primary
-    srv.sql("CREATE DATABASE s_files")
+#: The changes of :func:`files_workload`, by op.
+FILES_OPS = {"c": 2, "u": 1, "d": 1}
+
+
+def files_workload(srv: MariaDBServer, db: str) -> str:
+    """``db.t`` with a column of most types, then two inserts, an update and a delete
+    over two binlog files; the position before them, as ``file:pos``."""
+    srv.sql(f"CREATE DATABASE {db}")
     srv.sql(
-        "CREATE TABLE s_files.t (id INT PRIMARY KEY, d DECIMAL(12,3), b VARBINARY(8), "
+        f"CREATE TABLE {db}.t (id INT PRIMARY KEY, d DECIMAL(12,3), b VARBINARY(8), "
         "dt DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(2), j JSON, e ENUM('x','y'), "
         "s SET('a','b','c'), f DOUBLE, u BIGINT UNSIGNED, txt TEXT)"
     )
     start = _position(srv)
     srv.sql(
-        "INSERT INTO s_files.t VALUES (1, -12.5, 0x00ff10, '2024-02-29 13:45:00.123456', "
+        f"INSERT INTO {db}.t VALUES (1, -12.5, 0x00ff10, '2024-02-29 13:45:00.123456', "
         "'2024-03-01 00:00:01.5', '-838:59:59.99', '{\"k\": [1, 2.5]}', 'y', 'a,c', 1.5, "
         "18446744073709551615, 'héllo')"
     )
-    srv.sql("INSERT INTO s_files.t (id) VALUES (2)")
+    srv.sql(f"INSERT INTO {db}.t (id) VALUES (2)")
     srv.sql("FLUSH BINARY LOGS")  # the range spans two files
-    srv.sql("UPDATE s_files.t SET txt = 'changed', d = 0.001 WHERE id = 1")
-    srv.sql("DELETE FROM s_files.t WHERE id = 2")
+    srv.sql(f"UPDATE {db}.t SET txt = 'changed', d = 0.001 WHERE id = 1")
+    srv.sql(f"DELETE FROM {db}.t WHERE id = 2")
+    return start
 
+
+def copy_binlogs(srv: MariaDBServer, copy: Path) -> Path:
+    """A copy of the primary's binlog files in the new directory ``copy``."""
+    copy.mkdir()
+    for f in srv.binlog_files():
+        shutil.copy(f, copy / f.name)
+    return copy
+
+
+def test_batch_read_of_binlog_files_equals_the_stream(
+    spark: SparkSession, spark_primary: MariaDBServer, server_id: int, tmp_path: Path
+) -> None:
+    srv = spark_primary
+    start = files_workload(srv, "s_files")
     opts = stream_options(srv, server_id, startingPosition=start, tables="s_files.*")
     batches: list[tuple[int, list[Any]]] = []
     _run(spark, opts, tmp_path / "ck", batches)
     streamed = sorted(tuple(r) for r in _rows(batches))
-    assert Counter(r[0] for r in streamed) == {"c": 2, "u": 1, "d": 1}
+    assert Counter(r[0] for r in streamed) == FILES_OPS
 
-    copy = tmp_path / "binlogs"
-    copy.mkdir()
-    for f in srv.binlog_files():
-        shutil.copy(f, copy / f.name)
+    copy = copy_binlogs(srv, tmp_path / "binlogs")
     df = spark.read.format("mariadb_binlog").option("tables", "s_files.*").load(str(copy))
     assert tuple(df.columns) == _KEYS
     from_files = sorted(tuple(r) for r in df.collect())
@@ -380,10 +411,7 @@ def test_batch_read_of_encrypted_and_compressed_binlogs(
     srv.sql_many(["BEGIN", *inserts, "COMMIT"])
     srv.sql("UPDATE s_enc.t SET v = 'short' WHERE id < 5")
     srv.sql("FLUSH BINARY LOGS")
-    copy = tmp_path / "binlogs"
-    copy.mkdir()
-    for f in srv.binlog_files():
-        shutil.copy(f, copy / f.name)
+    copy = copy_binlogs(srv, tmp_path / "binlogs")
     assert srv.key_file is not None
     df = (
         spark.read.format("mariadb_binlog")
