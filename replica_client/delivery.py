@@ -342,6 +342,19 @@ class AckPolicy:
         self._unacked.append(item)
         return self._mode == "auto" or item.skipped
 
+    def passed_on(self, item: StreamItem) -> bool:
+        """``item`` (flagged, :meth:`passed`) was passed by a reader that takes the
+        stream's items itself (the snapshot's merge) while the consumer holds every
+        change before it: True: ACK it now, as settling ACKs an end ahead of the
+        consumer ("manual" too: the ``ack()`` that would cover it may have come
+        before it arrived, or the merge kept no change of its transaction)."""
+        unacked = self._unacked
+        for i, held in enumerate(unacked):
+            if held is item:
+                del unacked[i]
+                return True
+        return False  # ACKed already ("auto", "receipt")
+
     def due(self) -> list[StreamItem]:
         """The flagged items to ACK now (taken: each is returned once)."""
         due, self._unacked = self._unacked, []

@@ -166,3 +166,24 @@ def test_a_new_connection_drops_acks_of_the_old_one(mode: AckMode) -> None:
         assert d.policy.due() == []
     else:
         assert d.policy.passed(first) is True
+
+
+@pytest.mark.parametrize("mode", ["auto", "manual", "receipt"])
+def test_an_end_the_snapshot_merge_passes_is_acked_then(mode: AckMode) -> None:
+    """The snapshot's merge takes the stream's items itself, and reads on only once
+    the consumer holds every change before: an end it passes goes out then, as
+    settling ACKs one ahead of the consumer ("manual" too: the consumer's ack() may
+    have come before the end arrived, or the seam kept nothing of the transaction),
+    and only that end: one passed before still waits for a manual ``ack()``."""
+    first, second = _transaction(100), _transaction(200)
+    d = Driver(mode, first + second)
+    for _ in range(6):
+        d.take(handed=False)  # the merge's takes
+    assert d.acked == {"auto": [120, 220], "manual": [], "receipt": []}[mode]
+    xid = second[-1]
+    if d.policy.passed_on(xid):
+        d.acked.append(xid.end)
+    assert d.acked == {"auto": [120, 220], "manual": [220], "receipt": []}[mode]
+    assert d.policy.passed_on(xid) is False  # once
+    d.manual_ack()
+    assert d.acked == {"auto": [120, 220], "manual": [220, 120], "receipt": []}[mode]

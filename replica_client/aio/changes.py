@@ -14,7 +14,7 @@ imports it).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from ..binlog.events import QueryEvent, RowsEvent
 from ..changes import Change, ChangeBuilder, changes_rows
@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from .snapshot import SnapshotReader
 
 __all__ = ["ChangeStream", "ItemSource"]
+
+
+#: Statements that only open or end a transaction: passed on the way while a
+#: snapshot runs (its merge checks every other statement).
+_TRANSACTION_BOUNDS: Final = frozenset({"BEGIN", "COMMIT"})
 
 
 class ItemSource(Protocol):
@@ -57,6 +62,11 @@ class ItemSource(Protocol):
     async def next_passed(self) -> StreamItem: ...
 
     def handed_over(self) -> None: ...
+
+    def passed_on(self, item: StreamItem) -> None: ...
+
+    @property
+    def received(self) -> bool: ...
 
     def snapshot_over(self) -> None: ...
 
@@ -98,22 +108,31 @@ class ChangeStream:
                     item = await stream.next_passed()
                 pending.extend(self._changes_of(item))
         change = pending.popleft()
-        if not pending and self._reader is None:
-            # (not while a snapshot runs: the stream's items are the merge's, and
-            # settling would pass them on before the merge sees them)
+        if not pending:
+            # (while a snapshot runs too: what the merge must see is never passed on
+            # the way, see takes())
             self._stream.handed_over()
         return change
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
-    @staticmethod
-    def takes(item: StreamItem) -> bool:
-        """Whether this consumer is handed ``item`` (it gives changes): the others are
-        passed on the way, so a semi-sync ACK ahead of the consumer need not wait
-        for them."""
+    def takes(self, item: StreamItem) -> bool:
+        """Whether this consumer is handed ``item``: the others are passed on the way,
+        so a semi-sync ACK ahead of the consumer need not wait for them.
+
+        It takes what gives changes; while a snapshot runs, also every statement
+        but a transaction's BEGIN and COMMIT, which the snapshot's merge checks
+        (a DDL of a table half read).
+        """
         event = item.event
-        return isinstance(event, RowsEvent) or (type(event) is QueryEvent and changes_rows(event))
+        if isinstance(event, RowsEvent):
+            return True
+        if type(event) is not QueryEvent:
+            return False
+        if self._reader is not None and event.query not in _TRANSACTION_BOUNDS:
+            return True
+        return changes_rows(event)
 
     # -- the stream's side of the snapshot merge ----------------------------------------
 
@@ -150,6 +169,16 @@ class ChangeStream:
         """
         item = await self._stream.next_passed()
         return item, self._changes_of(item)
+
+    @property
+    def received(self) -> bool:
+        """An item has been received and waits to be taken (no await needed)."""
+        return self._stream.received
+
+    def passed_on(self, item: StreamItem) -> None:
+        """The merge passed ``item`` while this consumer holds every change before it:
+        a flagged end is ACKed now (as the stream ACKs one ahead of the consumer)."""
+        self._stream.passed_on(item)
 
     # -- internals ----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ binlog decoder gives).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Sequence
@@ -79,6 +80,11 @@ class ChangeSource(StreamPlace, Protocol):
 
     async def next_changes(self) -> tuple[StreamItem, list[Change]]: ...
 
+    def passed_on(self, item: StreamItem) -> None: ...
+
+    @property
+    def received(self) -> bool: ...
+
 
 __all__ = ["ChangeSource", "SnapshotReader", "StreamPlace"]
 
@@ -91,6 +97,8 @@ _Item = tuple[list[Change], "_Marks | None"]
 _T = TypeVar("_T")
 _log = logging.getLogger("replica_client.snapshot")
 _FETCH = 1000
+#: Seconds between two tries of a read point whose read lock gave way (MySQL).
+_LOCK_RETRY = 0.1
 _NO_SUCH_TABLE = 1146
 _TABLE_DEF_CHANGED = 1412
 _UNKNOWN_COLUMN = 1054
@@ -285,10 +293,19 @@ class SnapshotReader:
     # -- read points --------------------------------------------------------------------------
 
     async def _start_transaction(self) -> ReadPoint:
-        """Start a consistent-snapshot transaction; the point it reads at."""
-        self._in_tx = True
+        """Start a consistent-snapshot transaction; the point it reads at (asked again
+        while the primary's read lock gives way to running commits: MySQL)."""
+        while (point := await self._try_transaction()) is None:
+            await asyncio.sleep(_LOCK_RETRY)
+        return point
+
+    async def _try_transaction(self) -> ReadPoint | None:
+        """:meth:`_start_transaction`, or None where the read lock gave way."""
         assert self._facts is not None
         end = await drive_sql(snapshot_point(self._facts, self._gtids), self._sql)
+        if end is None:
+            return None
+        self._in_tx = True
         assert end.position is not None
         return ReadPoint(end.position, end.gtid or None)
 
@@ -445,7 +462,19 @@ class SnapshotReader:
         for progress in state.tables:
             while not progress.done:
                 plan = self._plans[progress.name]
-                point = await self._start_transaction()
+                if not self._mariadb:
+                    # MySQL's read point waits for the commits running, and one may
+                    # wait for this replica's semi-sync ACK: what the stream has
+                    # received, up to the binlog's end, goes first (what it hands out
+                    # is ACKed). By position: the executed GTIDs lack the commits
+                    # that wait.
+                    end = ReadPoint((await self._point_now()).position, None)
+                    async with aclosing(self._stream_until(end, received=True)) as now:
+                        async for item in now:
+                            yield item
+                point = await self._try_transaction()
+                if point is None:  # the read lock gave way to a commit: again
+                    continue
                 try:
                     rows = await self._chunk(plan, progress.last_key, size)
                 except _RedoError:
@@ -472,8 +501,11 @@ class SnapshotReader:
             rows.extend(text.parse(batch))
         return rows
 
-    async def _stream_until(self, point: ReadPoint | None) -> AsyncGenerator[_Item, None]:
-        """The stream's changes kept by the seam, until it passed ``point`` (None: every point)."""
+    async def _stream_until(
+        self, point: ReadPoint | None, *, received: bool = False
+    ) -> AsyncGenerator[_Item, None]:
+        """The stream's changes kept by the seam, until it passed ``point`` (None: every
+        point); ``received``: only those received already (it never waits)."""
         stream, seam = self._stream, self._seam
         assert stream is not None and seam is not None and self.state
         state = self.state
@@ -481,6 +513,8 @@ class SnapshotReader:
             points = [point] if point is not None else state.points()
             gtid = self.stream_gtid(stream)
             if all(p.passed(stream.position, gtid) for p in points):
+                return
+            if received and not stream.received:
                 return
             try:
                 item, changes = await stream.next_changes()
@@ -498,6 +532,12 @@ class SnapshotReader:
                     self._check_ddl(event)
                 if changes:  # a statement's (statements="deliver")
                     yield changes, None
+            if item.needs_ack:
+                # The merge reads on only once the consumer holds every change before:
+                # a transaction's end is ACKed as it passes, as settling ACKs one
+                # ahead of the consumer (whose ack() may not come: the seam may have
+                # kept nothing of the transaction, or its end arrived after the ack()).
+                stream.passed_on(item)
 
     def _check_ddl(self, event: QueryEvent) -> None:
         """Raise on a TRUNCATE, DROP or RENAME of a table whose rows are partly handed out:

@@ -440,6 +440,22 @@ class BinlogStream(ConnectionKeeper):
         if item.needs_ack and self._acks.passed(item):
             self._send_acks()
 
+    @property
+    def received(self) -> bool:
+        """An item has been received and waits to be taken (no await needed)."""
+        protocol = self._protocol
+        return protocol is not None and not self._closed and protocol.peek() is not None
+
+    def passed_on(self, item: StreamItem) -> None:
+        """The snapshot's merge passed ``item`` while the consumer holds every change
+        before it: a flagged end is ACKed now (see ``AckPolicy.passed_on``)."""
+        session, protocol = self._session, self._protocol
+        if session is None or protocol is None or not item.needs_ack:
+            return
+        if self._acks.passed_on(item):
+            session.ack(item)
+            protocol.flush()
+
     def handed_over(self) -> None:
         """The consumer now holds everything taken so far: ACK an end that follows."""
         if self._acks.handed_over():

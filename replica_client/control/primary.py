@@ -177,9 +177,16 @@ def binlog_files() -> Procedure[list[tuple[str, int]]]:
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
+#: Seconds a snapshot's ``FLUSH TABLES WITH READ LOCK`` (MySQL) waits for the commits
+#: running: while it waits, every write on the primary waits behind it.
+SNAPSHOT_LOCK_WAIT: Final = 1
+#: ER_LOCK_WAIT_TIMEOUT.
+_LOCK_WAIT_TIMEOUT: Final = frozenset({1205})
+
+
 def snapshot_point(
     facts: ServerFacts, known: MutableMapping[FilePos, Gtid] | None = None
-) -> Procedure[BinlogEnd]:
+) -> Procedure[BinlogEnd | None]:
     """Start a consistent-snapshot transaction; the binlog point its reads stand at.
 
     MariaDB: the status variables ``binlog_snapshot_file`` / ``_position`` of the
@@ -189,7 +196,10 @@ def snapshot_point(
     chunks asks once for every chunk that finds the binlog where the last one did.
     MySQL: the transaction starts under ``FLUSH TABLES WITH READ LOCK`` (the account
     needs RELOAD), held while the binlog status is read: writes wait for that moment
-    only.
+    only. The lock waits for running commits at most :data:`SNAPSHOT_LOCK_WAIT`
+    seconds; then the answer is None: ask again once the stream has moved on (a
+    commit may be waiting for this replica's semi-sync ACK, which only the stream's
+    progress sends).
 
     Raises:
         SnapshotError: the primary writes no binlog.
@@ -208,7 +218,11 @@ def snapshot_point(
             if known is not None:
                 known[point] = gtid
         return BinlogEnd(point, gtid)
-    yield Query("FLUSH TABLES WITH READ LOCK")
+    yield Query(f"SET SESSION lock_wait_timeout = {SNAPSHOT_LOCK_WAIT}")
+    locked = yield Query("FLUSH TABLES WITH READ LOCK", tolerate=_LOCK_WAIT_TIMEOUT)
+    yield Query("SET SESSION lock_wait_timeout = DEFAULT")
+    if isinstance(locked, QueryFailed):
+        return None
     try:
         yield Query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         end = yield from binlog_end(facts)

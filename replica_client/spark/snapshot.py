@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -126,7 +127,8 @@ def _plan(conn: _Connection, name: str, facts: ServerFacts) -> TablePlan:
 
 def _point(conn: _Connection, facts: ServerFacts) -> tuple[str, int, str]:
     """Start a consistent-snapshot transaction: (file, pos, GTID state) it reads at."""
-    end = ask_on(conn, snapshot_point(facts))
+    while (end := ask_on(conn, snapshot_point(facts))) is None:
+        time.sleep(0.1)  # the read lock gave way to running commits: ask again
     assert end.position is not None
     return end.position.file, end.position.pos, str(end.gtid)
 

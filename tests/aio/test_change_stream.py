@@ -1,9 +1,11 @@
 """ChangeStream against a scripted item source and snapshot reader (no server).
 
-While a snapshot runs, the stream's items belong to the snapshot's merge: the
-consumer's hand-over (which lets a semi-sync stream settle, passing items on
-by itself) must wait until the snapshot is over, or the merge would miss the
-items settling took (a DDL it must check, rows of the seam)."""
+While a snapshot runs, the stream's items belong to the snapshot's merge: when
+the consumer holds every change (a semi-sync stream may then settle, passing on
+by itself the items the consumer does not take, and ACK a transaction's end),
+the items the merge must see (a DDL it checks, rows of the seam) are taken, so
+settling never passes them on; BEGIN and COMMIT are passed, so that the end of
+a transaction handed out is ACKed without waiting for the merge."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from typing import Any
 
 import replica_client as rc
 from replica_client.aio.changes import ChangeStream
+from replica_client.binlog.events import QueryEvent, XidEvent
+from replica_client.binlog.header import EventHeader
 from replica_client.changes import Change
+from replica_client.delivery import StreamItem
 
 __all__: list[str] = []
 
@@ -76,13 +81,25 @@ class _Source:
         pass
 
 
-async def test_no_hand_over_while_a_snapshot_runs() -> None:
+def _query(text: str) -> StreamItem:
+    header = EventHeader(0, 2, 1, 0, 0, 0)
+    return StreamItem(QueryEvent(header, 1, 0, 0, "db", text), "b.000001", 4, 0, 0)
+
+
+async def test_a_snapshot_consumer_hands_over_but_takes_what_the_merge_checks() -> None:
     source = _Source(_Reader())
     changes = ChangeStream(source)
+    ddl, begin, commit = _query("ALTER TABLE t ADD c INT"), _query("BEGIN"), _query("COMMIT")
+    xid = StreamItem(XidEvent(EventHeader(0, 16, 1, 0, 0, 0), 7), "b.000001", 4, 0, 0)
+    # while the snapshot runs: the merge checks every statement but BEGIN and COMMIT
+    assert [changes.takes(i) for i in (ddl, begin, commit, xid)] == [True, False, False, False]
     got = []
     async for change in changes:
         got.append(change.after)
         source.taken += 1
     assert got == [{"id": 1}, {"id": 2}, {"id": 3}]
     assert source.over
-    assert source.handed == []  # each batch emptied while the reader was active
+    # the consumer held everything when each batch was emptied: after 2 changes, then 3
+    assert source.handed == [1, 2]
+    # the snapshot over: a DDL gives no change and is passed on the way
+    assert [changes.takes(i) for i in (ddl, begin, commit, xid)] == [False] * 4

@@ -136,10 +136,18 @@ def test_binlog_end_without_the_privilege_has_no_position() -> None:
         drive(binlog_end(MYSQL), Script(("SHOW BINARY LOG STATUS", other)))
 
 
+#: The read lock, with its wait for running commits cut short, then restored.
+_WAIT: tuple[tuple[str, list[tuple[object, ...]]], ...] = (
+    ("SET SESSION lock_wait_timeout = 1", []),
+    ("FLUSH TABLES WITH READ LOCK", []),
+    ("SET SESSION lock_wait_timeout = DEFAULT", []),
+)
+
+
 def test_mysql_snapshot_point_unlocks_even_when_the_transaction_fails() -> None:
     failed = server_error(1205, "HY000", "Lock wait timeout exceeded")
     script = Script(
-        ("FLUSH TABLES WITH READ LOCK", []),
+        *_WAIT,
         ("START TRANSACTION WITH CONSISTENT SNAPSHOT", failed),
         ("UNLOCK TABLES", []),
     )
@@ -147,7 +155,7 @@ def test_mysql_snapshot_point_unlocks_even_when_the_transaction_fails() -> None:
         drive(snapshot_point(MYSQL), script)
     assert caught.value is failed and script.finished()
     good = Script(
-        ("FLUSH TABLES WITH READ LOCK", []),
+        *_WAIT,
         ("START TRANSACTION WITH CONSISTENT SNAPSHOT", []),
         ("SHOW BINARY LOG STATUS", [("binlog.000001", 900, "", "", f"{UUID}:1-2")]),
         ("UNLOCK TABLES", []),
@@ -156,7 +164,7 @@ def test_mysql_snapshot_point_unlocks_even_when_the_transaction_fails() -> None:
     assert point == BinlogEnd(FilePos("binlog.000001", 900), MysqlGtidSet(f"{UUID}:1-2"))
     # no status row (log_bin off): a typed error, and the lock is released first
     off = Script(
-        ("FLUSH TABLES WITH READ LOCK", []),
+        *_WAIT,
         ("START TRANSACTION WITH CONSISTENT SNAPSHOT", []),
         ("SHOW BINARY LOG STATUS", []),
         ("SELECT @@GLOBAL.gtid_executed", [("",)]),
@@ -165,6 +173,29 @@ def test_mysql_snapshot_point_unlocks_even_when_the_transaction_fails() -> None:
     with pytest.raises(SnapshotError, match="log_bin"):
         drive(snapshot_point(MYSQL), off)
     assert off.finished()
+
+
+def test_mysql_snapshot_lock_gives_way_to_running_commits() -> None:
+    """A commit can hold the read lock off while it waits for this replica's semi-sync
+    ACK, which only the stream's progress sends: the lock waits 1 s, then the answer
+    is None (ask again), and the session's lock_wait_timeout is restored."""
+    busy = server_error(1205, "HY000", "Lock wait timeout exceeded")
+    script = Script(
+        ("SET SESSION lock_wait_timeout = 1", []),
+        ("FLUSH TABLES WITH READ LOCK", busy),
+        ("SET SESSION lock_wait_timeout = DEFAULT", []),
+    )
+    assert drive(snapshot_point(MYSQL), script) is None
+    assert script.finished()
+    # another refusal is raised
+    denied = server_error(1227, "42000", "Access denied; you need the RELOAD privilege")
+    script = Script(
+        ("SET SESSION lock_wait_timeout = 1", []),
+        ("FLUSH TABLES WITH READ LOCK", denied),
+    )
+    with pytest.raises(ServerError) as caught:
+        drive(snapshot_point(MYSQL), script)
+    assert caught.value is denied and script.finished()
 
 
 def test_mariadb_snapshot_point_is_the_transactions_own() -> None:

@@ -50,7 +50,7 @@ from tests.integration.test_snapshot import (
 __all__: list[str] = []
 
 #: The snapshot modes checked.
-MODES = ("consistent",)
+MODES = ("consistent", "chunked")
 #: ms a commit waits for the ACK before the primary goes asynchronous.
 _ACK_TIMEOUT_MS = 20_000
 #: s the test waits for a commit it expects to return (well under the ACK timeout).
