@@ -5,6 +5,7 @@ Usage (from the repository root; needs the ``[spark]`` extra, Java and mariadbd)
     python3 benchmarks/spark_bench.py            # 200,000 rows, 3 runs each
     python3 benchmarks/spark_bench.py --quick    # 50,000 rows, 1 run each
     python3 benchmarks/spark_bench.py --json out.json
+    python3 benchmarks/spark_bench.py --rows 1000000 --floor --cluster   # 1,100,000 changes
 
 A private MariaDB primary is started (semi-sync off so that commits never
 wait) and the workload, inserts of ``--rows`` rows of a 7-column table in
@@ -27,6 +28,12 @@ Then, on that binlog range:
   by a data source that only hands them over (``--cores`` partitions), into
   the ``noop`` sink: no decoding at all, the ceiling of any source of these
   rows on this machine.
+* ``--cluster``: scale-out on a standalone cluster of two 1-core workers
+  (``replica_client.testing.spark_cluster``), its driver in a process of its
+  own: the batch read with two executors and with one
+  (``spark.cores.max``), and the stream of the whole backlog with two; the
+  tasks each executor ran and the largest serialized task, from the driver's
+  task log.
 
 Each figure is the median of the runs; the ratio column is rows/s against the
 client's. The stream's rows/s include everything a micro-batch costs: the
@@ -42,10 +49,12 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 __all__ = ["main"]
@@ -185,6 +194,60 @@ def _spark_floor_once(spark: Any) -> tuple[int, float]:
     return df.count(), elapsed
 
 
+def _cluster_runs(
+    srv: Any, start: str, files: Path, work: Path, runs: int, expected: int
+) -> dict[str, Any]:
+    """Scale-out on a standalone cluster of two 1-core workers: the batch read with two
+    executors and with one, and the stream of the backlog with two (tasks per executor)."""
+    from pyspark.sql import SparkSession
+
+    from replica_client.spark import register
+    from replica_client.testing.spark_cluster import SparkCluster
+
+    root = Path(__file__).resolve().parents[1]
+    out: dict[str, Any] = {}
+    with SparkCluster(workers=2, cores=1, executor_memory="1g") as cluster:
+        os.environ.update(cluster.driver_env(root))
+        log = cluster.task_log
+        for executors in (2, 1):
+            conf: dict[str, Any] = {**cluster.driver_conf(root), "spark.cores.max": executors}
+            spark = (
+                SparkSession.builder.config(map=conf)
+                .config("spark.sql.shuffle.partitions", "2")
+                .getOrCreate()
+            )
+            spark.sparkContext.setLogLevel("ERROR")
+            register(spark)
+            _spark_batch_once(spark, files)  # warm-up: the executors' Python workers
+            mark = log.mark()
+            times = [_spark_batch_once(spark, files)[1] for _ in range(runs)]
+            ran = log.since(mark)
+            out[f"batch, {executors} executor(s)"] = {
+                "seconds": times,
+                "tasks": ran.per_executor(),
+                "largest_task_bytes": ran.largest,
+            }
+            if executors == 2:
+                streams: list[float] = []
+                batches: list[float] = []
+                for run in range(runs):
+                    mark = log.mark()
+                    n, t, b = _spark_stream_once(
+                        spark, srv, start, 9000 + 100 * run, work / f"cluster-ck{run}"
+                    )
+                    if n != expected:
+                        raise SystemExit(f"the stream on the cluster gave {n} rows of {expected}")
+                    streams.append(t)
+                    batches.append(b)
+                    ran = log.since(mark)
+                    out["stream tasks per executor"] = ran.per_executor()
+                    out["stream's largest task, bytes"] = ran.largest
+                out["stream, 2 executors"] = {"seconds": streams}
+                out["micro-batches, 2 executors"] = {"seconds": batches}
+            spark.stop()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=200_000)
@@ -193,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", type=int, default=2, help="local[N] for Spark")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--floor", action="store_true", help="also time Spark on pre-built batches")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also scale out on a standalone cluster of two 1-core workers (2 vs 1 executor)",
+    )
+    p.add_argument("--cluster-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         args.rows, args.runs = 50_000, 1
@@ -202,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
         x for x in (root, os.environ.get("PYTHONPATH", "")) if x
     )
     sys.path.insert(0, root)
+
+    if args.cluster_child:
+        job = json.loads(args.cluster_child)
+        primary = SimpleNamespace(**{k: job[k] for k in ("host", "port", "user", "password")})
+        print(json.dumps(_cluster_runs(primary, job["start"], Path(job["files"]), Path(job["work"]),
+                                       job["runs"], job["expected"])))  # fmt: skip
+        return 0
 
     from pyspark.sql import SparkSession
 
@@ -241,12 +317,15 @@ def main(argv: list[str] | None = None) -> int:
             timings["spark floor"] = []
         counts: dict[str, int] = {}
         # one warm-up of each Spark path (Python workers, JIT of the JVM)
+        # replica ids 100 apart: a stream's tasks register with the ids after its own
         _spark_stream_once(spark, srv, start, 7000, work / "warm")
         for run in range(args.runs):
             n, t = asyncio.run(_client_once(srv, start, 6000 + run))
             counts["client"] = n
             timings["client"].append(t)
-            n, t, batches = _spark_stream_once(spark, srv, start, 7001 + run, work / f"ck{run}")
+            n, t, batches = _spark_stream_once(
+                spark, srv, start, 7000 + 100 * (run + 1), work / f"ck{run}"
+            )
             counts["spark stream"] = counts["micro-batches"] = n
             timings["spark stream"].append(t)
             timings["micro-batches"].append(batches)
@@ -257,6 +336,18 @@ def main(argv: list[str] | None = None) -> int:
                 timings["spark floor"].append(t)
         counts["spark batch"] = counts["client"]
         spark.stop()
+        if args.cluster:
+            # a driver process of its own: its JVM must start with the cluster's
+            # configuration (the task log), and this one's already runs
+            job = {"host": srv.host, "port": srv.port, "user": srv.user, "password": srv.password,
+                   "start": start, "files": str(files), "work": str(work), "runs": args.runs,
+                   "expected": counts["client"]}  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, __file__, "--cluster-child", json.dumps(job)],
+                check=True,
+                stdout=subprocess.PIPE,
+            ).stdout
+            cluster = json.loads(out.decode().strip().splitlines()[-1])
 
     rows = counts["client"]
     base = rows / statistics.median(timings["client"])
@@ -267,6 +358,22 @@ def main(argv: list[str] | None = None) -> int:
         rate = counts[name] / secs
         results[name] = {"seconds": ts, "rows": counts[name], "rows_per_s": rate}
         print(f"{name:<14}{secs:>10.2f}{rate:>12,.0f}{rate / base:>10.0%}")
+    if args.cluster:
+        print(f"\nstandalone cluster, two workers of 1 core, median of {args.runs} run(s)")
+        for name, data in cluster.items():
+            if not isinstance(data, dict) or "seconds" not in data:
+                print(f"{name}: {data}")
+                continue
+            secs = statistics.median(data["seconds"])
+            results[name] = data
+            tasks = data.get("tasks", "")
+            largest = data.get("largest_task_bytes")
+            size = f", largest task {largest:,} bytes" if largest is not None else ""
+            print(f"{name:<28}{secs:>8.2f} s{rows / secs:>12,.0f} rows/s  {tasks}{size}")
+        one = statistics.median(cluster["batch, 1 executor(s)"]["seconds"])
+        two = statistics.median(cluster["batch, 2 executor(s)"]["seconds"])
+        results["scale_out"] = one / two
+        print(f"batch read, 2 executors against 1: {one / two:.2f}x")
     if counts["spark stream"] != rows:
         print(f"!! the stream delivered {counts['spark stream']} rows, expected {rows}")
     if args.json:
