@@ -49,6 +49,7 @@ from .errors import ServerStartError
 from .process import ServerProcess, free_port, log_tail, owned_temp_dir, sweep_stale_dirs
 
 __all__ = [
+    "QUICK_JVM",
     "TEMP_PREFIX",
     "SparkCluster",
     "TaskLaunch",
@@ -64,8 +65,11 @@ TEMP_PREFIX = "replica-client-spark-cluster-"
 #: The logger that states each task's serialized size when it launches the task.
 TASK_LOGGER = "org.apache.spark.scheduler.TaskSetManager"
 
+#: JVM options of short-lived test JVMs (daemons, drivers, executors): a serial
+#: collector and the first compiler tier only, which start the JVMs faster.
+QUICK_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
 _LOOPBACK = "127.0.0.1"
-_QUICK_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 #: Loopback requests never go through an HTTP proxy the environment names.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _LAUNCH = re.compile(
@@ -298,8 +302,8 @@ class SparkCluster:
             "spark.master": self.master_url,
             "spark.driver.host": _LOOPBACK,
             "spark.driver.bindAddress": _LOOPBACK,
-            "spark.driver.extraJavaOptions": f"{self.task_log.java_option} {_QUICK_JVM}",
-            "spark.executor.extraJavaOptions": _QUICK_JVM,
+            "spark.driver.extraJavaOptions": f"{self.task_log.java_option} {QUICK_JVM}",
+            "spark.executor.extraJavaOptions": QUICK_JVM,
             "spark.executor.cores": str(self.cores),
             "spark.executor.memory": self.executor_memory,
             "spark.cores.max": str(self.cores * self.workers),
@@ -409,8 +413,8 @@ class SparkCluster:
             "SPARK_DAEMON_MEMORY": "256m",
             # a taken port fails the start instead of moving to the next one unseen;
             # the daemons and spark-class's launcher start faster on C1 and a serial GC
-            "SPARK_DAEMON_JAVA_OPTS": f"-Dspark.port.maxRetries=0 {_QUICK_JVM}",
-            "SPARK_LAUNCHER_OPTS": _QUICK_JVM,
+            "SPARK_DAEMON_JAVA_OPTS": f"-Dspark.port.maxRetries=0 {QUICK_JVM}",
+            "SPARK_LAUNCHER_OPTS": QUICK_JVM,
         }
 
     def _launch(

@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import Self
 
 from .process import ServerProcess, free_port, owned_temp_dir
-from .spark_cluster import _QUICK_JVM, python_env, spark_home
+from .spark_cluster import QUICK_JVM, python_env, spark_home
 
 __all__ = ["SERVER_CLASS", "TEMP_PREFIX", "SparkConnectServer"]
 
@@ -91,7 +91,7 @@ class SparkConnectServer:
         """The ``spark-submit`` command line of the server."""
         conf = {
             # quick to start and warm for test-sized queries; warnings and errors only
-            "spark.driver.extraJavaOptions": _QUICK_JVM,
+            "spark.driver.extraJavaOptions": QUICK_JVM,
             "spark.log.level": "WARN",
             **self.conf,
             "spark.connect.grpc.binding.address": _LOOPBACK,
@@ -118,7 +118,7 @@ class SparkConnectServer:
             "SPARK_HOME": str(self.home),
             "SPARK_LOCAL_IP": _LOOPBACK,
             "SPARK_LOG_DIR": str(self.directory / "logs"),
-            "SPARK_LAUNCHER_OPTS": _QUICK_JVM,
+            "SPARK_LAUNCHER_OPTS": QUICK_JVM,
         }
 
     def start(self) -> Self:

@@ -74,6 +74,11 @@ class _Source:
     def handed_over(self) -> None:
         self.handed.append(self.taken)
 
+    def passed_on(self, item: Any) -> None:
+        pass
+
+    received = False
+
     def snapshot_over(self) -> None:
         self.over = True
 
