@@ -314,13 +314,15 @@ class AckPolicy:
             changes); None: every one.
     """
 
-    __slots__ = ("_acked", "_mode", "_unacked", "caught_up", "settling", "takes")
+    __slots__ = ("_acked", "_mode", "_unacked", "caught_up", "confirmed", "settling", "takes")
 
     def __init__(self, mode: AckMode) -> None:
         self._mode = mode
         #: Semi-sync negotiated and ACKs are the driver's (auto or manual).
         self.settling = False
         self.caught_up = False
+        #: "manual": the consumer's last ack() came after everything was handed out.
+        self.confirmed = False
         self.takes: Callable[[StreamItem], bool] | None = None
         self._unacked: list[StreamItem] = []
         self._acked: StreamItem | None = None  # the last end ACKed ahead of the consumer
@@ -345,9 +347,12 @@ class AckPolicy:
     def passed_on(self, item: StreamItem) -> bool:
         """``item`` (flagged, :meth:`passed`) was passed by a reader that takes the
         stream's items itself (the snapshot's merge) while the consumer holds every
-        change before it: True: ACK it now, as settling ACKs an end ahead of the
-        consumer ("manual" too: the ``ack()`` that would cover it may have come
-        before it arrived, or the merge kept no change of its transaction)."""
+        change before it: True: ACK it now. "auto" ACKed it as it passed; "manual"
+        ACKs it here when the consumer's last ``ack()`` came after everything it
+        was handed (that ``ack()`` covers the transaction, whose end had not
+        arrived then), else at the next ``ack()``."""
+        if not self.confirmed:
+            return False
         unacked = self._unacked
         for i, held in enumerate(unacked):
             if held is item:
@@ -363,7 +368,12 @@ class AckPolicy:
     def handed_over(self) -> bool:
         """The consumer holds everything taken; True: settle the queue's head now."""
         self.caught_up = True
+        self.confirmed = False
         return self.settling and self._mode == "auto"
+
+    def acked(self) -> None:
+        """The consumer called ``ack()`` ("manual")."""
+        self.confirmed = self.caught_up
 
     def at_head(self, item: StreamItem) -> tuple[bool, bool]:
         """Settling, ``item`` at the head of the queue: (ACK it now, stop here).

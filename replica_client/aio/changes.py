@@ -177,7 +177,7 @@ class ChangeStream:
 
     def passed_on(self, item: StreamItem) -> None:
         """The merge passed ``item`` while this consumer holds every change before it:
-        a flagged end is ACKed now (as the stream ACKs one ahead of the consumer)."""
+        a flagged end its last ack() covers is ACKed now (see ``AckPolicy.passed_on``)."""
         self._stream.passed_on(item)
 
     # -- internals ----------------------------------------------------------------------

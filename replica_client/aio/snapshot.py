@@ -534,9 +534,8 @@ class SnapshotReader:
                     yield changes, None
             if item.needs_ack:
                 # The merge reads on only once the consumer holds every change before:
-                # a transaction's end is ACKed as it passes, as settling ACKs one
-                # ahead of the consumer (whose ack() may not come: the seam may have
-                # kept nothing of the transaction, or its end arrived after the ack()).
+                # a manual ack() that came since covers this end, which had not
+                # arrived then ("auto" ACKed it as it passed).
                 stream.passed_on(item)
 
     def _check_ddl(self, event: QueryEvent) -> None:

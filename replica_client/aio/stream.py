@@ -316,6 +316,7 @@ class BinlogStream(ConnectionKeeper):
             raise StateError(
                 "ack() is only for ack_mode='manual'; 'auto' and 'receipt' ACK by themselves"
             )
+        self._acks.acked()
         self._send_acks()
         self._settle()  # and a transaction end that follows what was handed out
 
@@ -448,7 +449,8 @@ class BinlogStream(ConnectionKeeper):
 
     def passed_on(self, item: StreamItem) -> None:
         """The snapshot's merge passed ``item`` while the consumer holds every change
-        before it: a flagged end is ACKed now (see ``AckPolicy.passed_on``)."""
+        before it: a flagged end the consumer's ack() covers is ACKed now (see
+        ``AckPolicy.passed_on``)."""
         session, protocol = self._session, self._protocol
         if session is None or protocol is None or not item.needs_ack:
             return
