@@ -55,12 +55,14 @@ from ..session import ReplicaSession
 from .history import replica_config, statement_check
 from .options import SourceOptions
 
-__all__ = ["BinlogDump", "Start", "Txn", "position_key"]
+__all__ = ["BinlogDump", "RangeRow", "Start", "Txn", "position_key"]
 
 #: Where a dump starts: a file position, or a GTID state.
 Start = FilePos | Gtid | MysqlGtidSet
 #: A decoded rows event.
 RowsEvent = WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent
+#: A rows event of a range, with where it is: (event, file, start position, GTID).
+RangeRow = tuple[RowsEvent, str, int, "str | None"]
 
 
 def position_key(pos: FilePos) -> tuple[str, int, str, int]:
@@ -231,7 +233,7 @@ class BinlogDump:
                 events = nbytes = rows = 0
                 grouped = real = False
 
-    def rows(self, end: FilePos) -> Iterator[tuple[RowsEvent, str, int, str | None]]:
+    def rows(self, end: FilePos) -> Iterator[RangeRow]:
         """Every rows event of the selected tables from the start until the transaction
         boundary ``end``: ``(event, file, start position, GTID)``, as it arrives.
 

@@ -11,13 +11,15 @@ task dumps that range on a connection of its own. No pyspark import.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from ..errors import ServerIdConflictError
 from ..position import FilePos
 from ..schema import SchemaTracker
-from .dump import BinlogDump, Txn
+from .dump import BinlogDump, RangeRow, Txn
 from .history import HistoryJson
 from .offset import Offset
 from .options import SourceOptions
@@ -108,19 +110,51 @@ def read_range(
         from .changelog import ChangelogBuilder
 
         builder = ChangelogBuilder()
+    dump, rows, first = _open_range(opts, part)
+    with dump:
+        if first is not None:
+            builder.add(*first)
+            for event, file, pos, gtid in rows:
+                builder.add(event, file, pos, gtid)
+                yield from builder.ready()
+    yield from builder.rest()
+
+
+#: Seconds a task waits for its replica id to be free (see :func:`_open_range`).
+ID_WAIT: Final = 30.0
+
+
+def _open_range(
+    opts: SourceOptions, part: RangePartition
+) -> tuple[BinlogDump, Iterator[RangeRow], RangeRow | None]:
+    """The dump of a range, its rows, and the first of them (None: the range has none).
+
+    The task's replica id may still be the primary's for a moment: the dump of the
+    batch before, whose task closed its connection, or another read of the same
+    partition (a query that reads the micro-batch twice). The primary then refuses
+    the registration (``ServerIdConflictError``) before any event: it is asked again,
+    for up to :data:`ID_WAIT` seconds.
+    """
     start = part.start
     history = start.history()
-    tracker = SchemaTracker(history, unproven=opts.unproven) if history is not None else None
-    dump = BinlogDump(
-        opts.for_address(start.host) if start.host else opts,
-        start.start(start.host),
-        start.gtid_state(),
-        decode_rows=True,
-        definitions=tracker,
-        server_id=part.server_id,
-    )
-    with dump:
-        for event, file, pos, gtid in dump.rows(part.end):
-            builder.add(event, file, pos, gtid)
-            yield from builder.ready()
-    yield from builder.rest()
+    deadline = time.monotonic() + ID_WAIT
+    delay = 0.05
+    while True:
+        tracker = SchemaTracker(history, unproven=opts.unproven) if history is not None else None
+        dump = BinlogDump(
+            opts.for_address(start.host) if start.host else opts,
+            start.start(start.host),
+            start.gtid_state(),
+            decode_rows=True,
+            definitions=tracker,
+            server_id=part.server_id,
+        )
+        rows = dump.rows(part.end)
+        try:
+            return dump, rows, next(rows, None)
+        except ServerIdConflictError:
+            dump.close()
+            if time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(1.0, delay * 2)

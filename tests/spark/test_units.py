@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pkgutil
+from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -212,3 +213,58 @@ def test_snapshot_offsets_plan_ranges_then_become_the_stream_offset() -> None:
     assert second.snapshot_plan()[1] == 2 and second.key != first.key
     done = first.with_snapshot(chunks, 3)
     assert not done.snapshot and done == Offset("b.000001", 400, "0-1-9", "h:1")
+
+
+def test_a_task_waits_for_its_replica_id_to_be_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The primary refuses a task's registration while the id's last dump (the batch
+    before's, or another read of the same partition) is still there: the task asks
+    again until it is free, and reads its range once."""
+    from replica_client.errors import ServerIdConflictError
+    from replica_client.spark import partitions
+
+    opened: list[int] = []
+
+    class Dump:
+        def __init__(self, *args: object, server_id: int, **kw: object) -> None:
+            opened.append(server_id)
+            self.closed = False
+
+        def rows(self, end: FilePos) -> Iterator[tuple[object, str, int, str | None]]:
+            if len(opened) < 3:
+                raise ServerIdConflictError(4052, "HY000", "A slave with the same server_id")
+            yield "event", "f.000001", 4, "0-1-1"
+
+        def close(self) -> None:
+            self.closed = True
+
+        def __enter__(self) -> Dump:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.close()
+
+    class Builder:
+        def __init__(self) -> None:
+            self.added: list[tuple[object, ...]] = []
+
+        def add(self, *row: object) -> None:
+            self.added.append(row)
+
+        def ready(self) -> Iterator[object]:
+            return iter(())
+
+        def rest(self) -> Iterator[object]:
+            yield len(self.added)
+
+    monkeypatch.setattr(partitions, "BinlogDump", Dump)
+    monkeypatch.setattr("replica_client.spark.partitions.time.sleep", lambda s: None)
+    part = partitions.RangePartition(
+        Offset("f.000001", 4, "0-1-0", "h:1"), FilePos("f.000001", 99), 12, 1, 10
+    )
+    batches = list(partitions.read_range(parse_options({}), part, Builder()))  # type: ignore[arg-type]
+    assert opened == [12, 12, 12] and batches == [1]
+    # refused for longer than ID_WAIT: the refusal is raised
+    opened.clear()
+    monkeypatch.setattr(partitions, "ID_WAIT", 0.0)
+    with pytest.raises(ServerIdConflictError):
+        list(partitions.read_range(parse_options({}), part, Builder()))  # type: ignore[arg-type]
