@@ -412,8 +412,12 @@ class SparkCluster:
             "SPARK_PID_DIR": str(self.directory),
             "SPARK_DAEMON_MEMORY": "256m",
             # a taken port fails the start instead of moving to the next one unseen;
-            # the daemons and spark-class's launcher start faster on C1 and a serial GC
-            "SPARK_DAEMON_JAVA_OPTS": f"-Dspark.port.maxRetries=0 {QUICK_JVM}",
+            # no REST submission server (its fixed port 6066 would be shared by two
+            # clusters at once); the daemons and spark-class's launcher start faster
+            # on C1 and a serial GC
+            "SPARK_DAEMON_JAVA_OPTS": (
+                f"-Dspark.port.maxRetries=0 -Dspark.master.rest.enabled=false {QUICK_JVM}"
+            ),
             "SPARK_LAUNCHER_OPTS": QUICK_JVM,
         }
 
