@@ -41,7 +41,8 @@ class RangePartition:
             of the last transaction before the range (its file position, else its
             GTID state), with the schema history valid there.
         end: the boundary after the range's last transaction.
-        server_id: the replica id the task registers with (one of ``taskServerIds``).
+        server_id: the replica id the task registers with (one of ``taskServerIds``;
+            a Spark task takes the one its attempt id picks, see ``source.py``).
         transactions: transactions of the range holding changes of the selected tables.
         nbytes: binlog bytes of those transactions.
     """

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -429,7 +430,15 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if isinstance(partition, SnapshotPartition):
             return _conform(read_chunk(self.opts, partition.chunk), _arrow_schema_for(self.schema))
         assert isinstance(partition, StreamPartition)
-        batches = read_range(self.opts, partition.part, _builder(self.opts, self.schema))
+        part = partition.part
+        context = TaskContext.get()
+        if context is not None:
+            # Two attempts of one partition may run at once (a query that reads the
+            # micro-batch twice in one job, speculation): the primary drops a dump
+            # whose id another registers with, so the id follows the attempt.
+            first, last = self.opts.task_server_ids
+            part = replace(part, server_id=first + context.taskAttemptId() % (last - first + 1))
+        batches = read_range(self.opts, part, _builder(self.opts, self.schema))
         return _conform(batches, _arrow_schema_for(self.schema))
 
 
